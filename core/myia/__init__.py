@@ -1,0 +1,30 @@
+"""Myia: a compiler for a subset of Python, with automatic differentiation.
+
+    import myia
+    f = myia.compile(fn)                 # specialized, cached per argument types
+    df = myia.grad(fn)                   # derivatives compose: myia.grad(myia.grad(fn))
+    print(myia.ir(fn, 3.0, stage="parsed"))
+"""
+
+# The package myia.ir (the IR) is imported first: importing it binds the name `ir` on
+# this package, which must end up being the function `myia.ir` (bound below).
+from . import ir as _ir_package  # noqa: F401  isort: skip
+from .api import _register_in_subset, compile, grad, hessian, ir, jvp, value_and_grad, vjp
+from .errors import (
+    MyiaError,
+    MyiaNameError,
+    MyiaShapeError,
+    MyiaSourceError,
+    MyiaSyntaxError,
+    MyiaTypeError,
+    MyiaValueError,
+)
+
+_register_in_subset()
+from .api import ir  # noqa: E402,F811  (the function, not the subpackage)
+
+__all__ = [
+    "compile", "grad", "hessian", "ir", "jvp", "value_and_grad", "vjp",
+    "MyiaError", "MyiaNameError", "MyiaShapeError", "MyiaSourceError", "MyiaSyntaxError",
+    "MyiaTypeError", "MyiaValueError",
+]

@@ -1,0 +1,144 @@
+"""Forward mode: the tangent transform T on graphs.
+
+In `T(f)` every value is a pair `(x, dx)`: the value and its tangent.  A node
+`n = g(a, b)` of `f` becomes `T(n) = T(g)[0](T(a), T(b))`; the T of a primitive is a
+small graph `(p(x, y), jvp_p(x, y, dx, dy))` built from its jvp rule; the T of a graph
+constant is `(T(h), None)` (a function has no tangent of its own: what it captured
+carries one).  Tuples pair up elementwise as they are built (`make_tuple`), so
+`tuple_getitem` of a pair is again a pair.
+
+Because the reverse-mode program of `f` is an ordinary graph, `T(grad f)` is
+forward-over-reverse: that is `myia.hessian`.
+"""
+
+import weakref
+
+from ..errors import MyiaError
+from ..ir import Apply, Constant, Graph, manage
+from ..prim import Primitive
+from ..prim import ops as P
+
+_T_graphs = weakref.WeakKeyDictionary()
+_prim_tangents = {}
+
+
+def T_graph(graph):
+    """`T(graph)`, for a graph with no free variables."""
+    tg = _T_graphs.get(graph)
+    if tg is None:
+        tg = _TTransform(graph).run()
+    return tg
+
+
+class _TTransform:
+    def __init__(self, root):
+        self.root = root
+        self.mng = manage(root)
+        if self.mng.free_variables(root):
+            raise AssertionError(f"T_graph of {root.name}, which has free variables")
+        self.scope = self.mng.scope(root)
+        self.tgraphs = {}
+        self.tnode = {}
+
+    def run(self):
+        for g in self.scope:
+            tg = Graph(f"T{g.name}", g.loc)
+            tg.flags = {**g.flags, "kind": "tangent"}
+            self.tgraphs[g] = tg
+            for p in g.parameters:
+                tp = tg.add_parameter(p.name, p.loc)
+                self.tnode[p] = tp
+            # a default is a constant: its tangent is zero
+            tg.defaults = {k: (v, P.zeros_like.impl(v)) for k, v in g.defaults.items()}
+        _T_graphs[self.root] = self.tgraphs[self.root]
+        for g in self.scope:
+            tg = self.tgraphs[g]
+            for n in self.mng.nodes(g):
+                if isinstance(n, Apply):
+                    fn = self._tget(n.inputs[0], tg, len(n.inputs) - 1)
+                    args = [self._tget(i, tg) for i in n.inputs[1:]]
+                    callee = tg.apply(P.tuple_getitem, fn, 0, loc=n.loc)
+                    self.tnode[n] = Apply(tg, [callee, *args], n.loc, n.name)
+            tg.output = self._tget(g.output, tg)
+        return self.tgraphs[self.root]
+
+    def _tget(self, node, tg, n_args=None):
+        if not isinstance(node, Constant):
+            return self.tnode[node]
+        v = node.value
+        if isinstance(v, Graph):
+            fn = self.tgraphs[v] if v in self.tgraphs else T_graph(v)
+            return tg.apply(P.make_tuple, fn, None)
+        if isinstance(v, Primitive):
+            return tg.apply(P.make_tuple, prim_tangent(v, n_args), None)
+        if hasattr(v, "__myia_J__"):
+            raise MyiaError(
+                "forward mode (jvp, hessian) through `grad` written inside subset code "
+                "is not supported yet",
+                node.loc, hint="apply myia.grad from Python instead: myia.jvp(myia.grad(f), ...)")
+        return Constant((v, P.zeros_like.impl(v)), node.loc)
+
+
+def prim_tangent(prim, n_args=None):
+    """`T(prim)`: pairs in, `(prim(*xs), jvp_prim(*xs, *dxs))` out."""
+    if prim is not P.make_tuple:
+        n_args = None
+    key = (prim, n_args)
+    tp = _prim_tangents.get(key)
+    if tp is not None:
+        return tp
+    if prim.name in ("J", "Jinv"):
+        raise MyiaError(
+            "forward mode (jvp, hessian) through `grad` written inside subset code is "
+            "not supported yet",
+            hint="apply myia.grad from Python instead: myia.jvp(myia.grad(f), ...)")
+    if prim is P.make_tuple:
+        n = n_args
+    else:
+        from .reverse import prim_arity
+
+        n = prim_arity(prim)
+    tp = Graph(f"T{prim.name}")
+    tp.flags = {"kind": "tangent", "core": True}
+    pairs = [tp.add_parameter(f"p{i}") for i in range(n)]
+    xs = [tp.apply(P.tuple_getitem, p, 0) for p in pairs]
+    dxs = [tp.apply(P.tuple_getitem, p, 1) for p in pairs]
+    out = tp.apply(prim, *xs, name="out")
+    if prim is P.make_tuple:
+        dout = tp.apply(P.make_tuple, *dxs)
+    elif prim.nondiff:
+        dout = tp.apply(P.zeros_like, out)
+    else:
+        dout = tp.apply(_jvp_graph(prim), *xs, *dxs)
+    tp.output = tp.apply(P.make_tuple, out, dout)
+    _prim_tangents[key] = tp
+    return tp
+
+
+_jvp_graphs = {}
+
+
+def _jvp_graph(prim):
+    g = _jvp_graphs.get(prim)
+    if g is None:
+        from ..parser import parse
+
+        g = parse(prim.rule("jvp"))
+        g.flags["core"] = True
+        _jvp_graphs[prim] = g
+    return g
+
+
+def jvp_graph(fn_graph):
+    """The program `(x1..xn, t1..tn) -> (f(x), df(x)·t)` of a graph without free
+    variables."""
+    g = Graph(f"jvp_{fn_graph.name}", fn_graph.loc)
+    g.flags = {"kind": "tangent"}
+    xs = [g.add_parameter(p.name) for p in fn_graph.parameters]
+    ts = [g.add_parameter(f"d{p.name}") for p in fn_graph.parameters]
+    pairs = [g.apply(P.make_tuple, x, t) for x, t in zip(xs, ts)]
+    g.output = g.apply(T_graph(fn_graph), *pairs)
+    return g
+
+
+__all__ = ["T_graph", "jvp_graph", "prim_tangent", "manage"]

@@ -1,0 +1,125 @@
+"""Gradient programs: the graphs behind `grad`, `value_and_grad` and `vjp`.
+
+    grad(f)(x1, ..., xn)   =   out, bprop = J(f)(x1, ..., xn)
+                               d = bprop(seed(out))          # 1.0; out must be a scalar
+                               return d[1 + argnum]          # d[0] is f's environment
+
+Called from Python, `J(f)` is a constant graph `▶f` built ahead of time, so the whole
+program is one static graph (printable, optimizable).  Written inside subset code,
+`grad(f)` may receive any function value at run time (a closure, a lambda, a function
+passed as an argument): there it is the `GradMacro` value, which builds the same graph
+for the function's arity when it is called, with a `J` primitive applied to `f`.
+"""
+
+from ..errors import MyiaGradError
+from ..ir import Constant, Graph
+from ..prim import ops as P
+from .reverse import J_graph
+
+
+def check_argnums(argnums, n_params, names=None):
+    """argnums as a tuple of valid positions; a clear error otherwise."""
+    many = isinstance(argnums, tuple)
+    nums = argnums if many else (argnums,)
+    for a in nums:
+        if not isinstance(a, int) or isinstance(a, bool):
+            raise MyiaGradError(f"argnums must be an int or a tuple of ints, got {a!r}")
+        if not -n_params <= a < n_params:
+            what = f"({', '.join(names)})" if names else ""
+            raise MyiaGradError(
+                f"argnums {a} is out of range for a function of {n_params} "
+                f"argument{'s' if n_params != 1 else ''} {what}".rstrip(),
+                hint=f"use a position between 0 and {n_params - 1}")
+    return tuple(a % n_params for a in nums), many
+
+
+def build_grad_body(graph, jf, params, argnums, many, mode):
+    """Fill `graph` (whose parameters are `params`) with the gradient of the function
+    whose J is the node `jf`.  mode: "grad", "value_and_grad", or "vjp"."""
+    pair = graph.apply(jf, *params)
+    out = graph.apply(P.tuple_getitem, pair, 0, name="out")
+    bprop = graph.apply(P.tuple_getitem, pair, 1, name="bprop")
+    if mode == "vjp":
+        graph.output = graph.apply(P.make_tuple, out, bprop)
+        return graph
+    d = graph.apply(bprop, graph.apply(P.grad_seed, out), name="d")
+    grads = [graph.apply(P.tuple_getitem, d, 1 + a) for a in argnums]
+    result = graph.apply(P.make_tuple, *grads) if many else grads[0]
+    if mode == "value_and_grad":
+        result = graph.apply(P.make_tuple, out, result)
+    graph.output = result
+    return graph
+
+
+def grad_graph(fn_graph, argnums, many, mode):
+    """The gradient program of a graph with no free variables, built ahead of time."""
+    g = Graph(f"{mode}_{fn_graph.name}", fn_graph.loc)
+    g.flags = {"kind": "adjoint"}
+    g.defaults = dict(fn_graph.defaults)
+    params = [g.add_parameter(p.name, p.loc) for p in fn_graph.parameters]
+    return build_grad_body(g, Constant(J_graph(fn_graph)), params, argnums, many, mode)
+
+
+class GradMacro:
+    """`grad` / `value_and_grad` as values inside subset code.
+
+    `GRAD(f, argnums)` returns the gradient function of the function value `f`; the
+    program is built when the arity of `f` is known (at run time on the VM)."""
+
+    def __init__(self, mode):
+        self.mode = mode
+        self._graphs = {}
+
+    @property
+    def ir_name(self):
+        return self.mode
+
+    def expand(self, arity, argnums):
+        """The graph `make(f)` that returns the gradient function of `f`."""
+        key = (arity, argnums)
+        g = self._graphs.get(key)
+        if g is None:
+            nums, many = check_argnums(argnums, arity)
+            make = Graph(f"make_{self.mode}")
+            make.flags = {"kind": "adjoint", "core": True}
+            f = make.add_parameter("f")
+            make.add_parameter("argnums")  # used above, to build the program
+            inner = Graph(f"{self.mode}")
+            inner.flags = {"kind": "adjoint"}
+            params = [inner.add_parameter(f"x{i}") for i in range(arity)]
+            jf = inner.apply(P.J, f, name="Jf")
+            build_grad_body(inner, jf, params, nums, many, self.mode)
+            make.output = Constant(inner)
+            g = self._graphs[key] = make
+        return g
+
+    def __repr__(self):
+        return f"<{self.mode} macro>"
+
+    def __myia_J__(self):
+        return JOf(self, 1)
+
+
+class JOf:
+    """J applied `level` times to a macro value (grad of code that uses grad)."""
+
+    def __init__(self, macro, level):
+        self.macro = macro
+        self.level = level
+
+    @property
+    def ir_name(self):
+        return "J" * self.level + f"({self.macro.ir_name})"
+
+    def graph(self, arity, argnums):
+        g = self.macro.expand(arity, argnums)
+        for _ in range(self.level):
+            g = J_graph(g)
+        return g
+
+    def __myia_J__(self):
+        return JOf(self.macro, self.level + 1)
+
+
+GRAD = GradMacro("grad")
+VALUE_AND_GRAD = GradMacro("value_and_grad")

@@ -1,0 +1,296 @@
+"""Reverse mode: the J transform on graphs.
+
+For a graph `f`, `J(f)` is the graph `▶f`: it takes the same arguments and returns a
+pair `(value, ◀f)`, where the backpropagator `◀f` is a closure nested in `▶f`:
+`◀f(dout)` returns `(env, d_arg1, ..., d_argn)`.  Nothing is recorded at run time:
+the derivative is just another graph, so it can be optimized, compiled, drawn, and
+transformed again (`J(J(f))`).
+
+    primal node   n = g(a, b)              in f
+    forward       pair_n = J(g)(J(a), J(b))   in ▶f;  J(n) = pair_n[0], bp_n = pair_n[1]
+    backward      d = bp_n(sens(n));  sens(a) += d[1];  sens(b) += d[2]   in ◀f
+
+Free variables.  The sensitivity of a function value is an *environment*: a map from
+the free variables of its graph to their sensitivities, with compile-time keys
+(`EnvKey`).  `◀f` returns its free variables' sensitivities in `env`; where a closure
+is created (the constant of a nested graph), the environment that flows back to it
+is taken apart and each entry added to the sensitivity of its free variable.  A key
+names the *user's* node: a node made by J keeps a link to the node it is the image of
+(`node.primal`), so the sensitivity of `J(c)` and the one of `c` have the same keys,
+and transforms stack (J of J).
+
+Data values are their own J (`J(3.0) == 3.0`); the J of a primitive is a small graph
+built from its bprop rule (`prim_fprop`), and the J of a closure made at run time
+(a function passed to `grad` inside subset code) is built by `lift_closure`.
+"""
+
+import weakref
+
+from ..errors import MyiaError
+from ..ir import Apply, Constant, EnvKey, Graph, manage
+from ..ir.clone import _copy_graphs, _new_graph
+from ..prim import Primitive
+from ..prim import ops as P
+
+_J_graphs = weakref.WeakKeyDictionary()
+_prim_fprops = {}
+_lifted = weakref.WeakKeyDictionary()
+
+
+def env_key(node):
+    """The environment key of a free variable: its user-level node."""
+    while node.primal is not None:
+        node = node.primal
+    return EnvKey(node)
+
+
+def J_graph(graph):
+    """`▶graph`, for a graph with no free variables (its nested graphs are
+    transformed along with it)."""
+    jg = _J_graphs.get(graph)
+    if jg is None:
+        jg = _JTransform(graph).run()
+    return jg
+
+
+class _JTransform:
+    def __init__(self, root):
+        self.root = root
+        self.mng = manage(root)
+        if self.mng.free_variables(root):
+            names = ", ".join(n.name or "?" for n in self.mng.free_variables(root))
+            raise AssertionError(f"J_graph of {root.name}, which has free variables ({names})")
+        self.scope = self.mng.scope(root)
+        self.jgraphs = {}
+        self.jnode = {}
+        self.bprop_of = {}
+
+    def run(self):
+        for g in self.scope:
+            jg = Graph(f"▶{g.name}", g.loc)
+            jg.flags = {**g.flags, "kind": "fprop"}
+            jg.defaults = dict(g.defaults)
+            self.jgraphs[g] = jg
+            for p in g.parameters:
+                jp = jg.add_parameter(p.name, p.loc)
+                jp.primal = p
+                self.jnode[p] = jp
+        # registered before the bodies, so recursion finds it
+        _J_graphs[self.root] = self.jgraphs[self.root]
+        for g in self.scope:  # parents come before the graphs nested in them
+            self._forward(g)
+        for g in self.scope:
+            self._backward(g)
+        return self.jgraphs[self.root]
+
+    # ---- forward ------------------------------------------------------------------
+
+    def _jget(self, node, n_args=None):
+        if isinstance(node, Constant):
+            return Constant(self._jconst(node.value, n_args), node.loc)
+        return self.jnode[node]
+
+    def _jconst(self, value, n_args):
+        if isinstance(value, Graph):
+            if value in self.jgraphs:
+                return self.jgraphs[value]
+            return J_graph(value)
+        if isinstance(value, Primitive):
+            return prim_fprop(value, n_args)
+        return J_constant(value)
+
+    def _forward(self, g):
+        jg = self.jgraphs[g]
+        for n in self.mng.nodes(g):
+            if not isinstance(n, Apply):
+                continue
+            fn = self._jget(n.inputs[0], len(n.inputs) - 1)
+            args = [self._jget(i) for i in n.inputs[1:]]
+            pair = Apply(jg, [fn, *args], n.loc)
+            value = jg.apply(P.tuple_getitem, pair, 0, loc=n.loc, name=n.name)
+            value.primal = n
+            self.jnode[n] = value
+            self.bprop_of[n] = jg.apply(P.tuple_getitem, pair, 1, loc=n.loc)
+
+    # ---- backward -----------------------------------------------------------------
+
+    def _backward(self, g):
+        jg = self.jgraphs[g]
+        bg = Graph(f"◀{g.name}", g.loc)
+        bg.flags = {"kind": "bprop"}
+        dout = bg.add_parameter("dout")
+        contribs = {}
+
+        def contribute(node, value):
+            if isinstance(node, Constant):
+                closure = node.value
+                if isinstance(closure, Graph):
+                    # the sensitivity of a closure: give each captured variable its part
+                    for fv in self.mng.free_variables(closure):
+                        zero = bg.apply(P.zeros_like, self.jnode[fv])
+                        part = bg.apply(P.env_getitem, value, env_key(fv), zero)
+                        contribute(fv, part)
+                return
+            contribs.setdefault(node, []).append(value)
+
+        def total(node):
+            values = contribs.get(node)
+            if not values:
+                return None
+            acc = values[0]
+            for v in values[1:]:
+                acc = bg.apply(P.gadd, acc, v)
+            return acc
+
+        contribute(g.output, dout)
+        for n in reversed(self.mng.nodes(g)):
+            if not isinstance(n, Apply):
+                continue
+            sens = total(n)
+            if sens is None:
+                continue  # no path to the output: its contribution is zero
+            d = bg.apply(self.bprop_of[n], sens, loc=n.loc)
+            for i, inp in enumerate(n.inputs):
+                contribute(inp, bg.apply(P.tuple_getitem, d, i))
+
+        env = bg.apply(P.env_new)
+        for node in list(contribs):
+            if node.graph is not g:  # a free variable: its sensitivity leaves in env
+                env = bg.apply(P.env_setitem, env, env_key(node), total(node))
+        dparams = []
+        for p in g.parameters:
+            s = total(p)
+            dparams.append(s if s is not None else bg.apply(P.zeros_like, self.jnode[p]))
+        bg.output = bg.apply(P.make_tuple, env, *dparams)
+        jg.output = jg.apply(P.make_tuple, self._jget(g.output), Constant(bg))
+
+
+def J_constant(value):
+    """J of a constant that is not a graph or a primitive: data is its own J;
+    special function values (grad inside subset code) know their own J."""
+    j = getattr(value, "__myia_J__", None)
+    if j is not None:
+        return j()
+    return value
+
+
+def prim_fprop(prim, n_args=None):
+    """`▶prim`: `(prim(*args), ◀prim)`, with ◀prim built from prim's bprop rule."""
+    if prim is P.make_tuple:
+        if n_args is None:
+            raise MyiaError("J of make_tuple as a value needs its number of arguments")
+    else:
+        n_args = None
+    key = (prim, n_args)
+    fp = _prim_fprops.get(key)
+    if fp is not None:
+        return fp
+    if prim is P.make_tuple:
+        nparams = n_args
+    else:
+        nparams = prim_arity(prim)
+    fp = Graph(f"▶{prim.name}")
+    fp.flags = {"kind": "fprop", "core": True}
+    xs = [fp.add_parameter(f"x{i}") for i in range(nparams)]
+    out = fp.apply(prim, *xs, name="out")
+    bp = Graph(f"◀{prim.name}")
+    bp.flags = {"kind": "bprop", "core": True}
+    dout = bp.add_parameter("dout")
+    if prim is P.make_tuple:
+        ds = [bp.apply(P.tuple_getitem, dout, i) for i in range(nparams)]
+    elif prim.nondiff:
+        ds = [bp.apply(P.zeros_like, x) for x in xs]
+    else:
+        d = bp.apply(_bprop_graph(prim), *xs, out, dout)
+        ds = [bp.apply(P.tuple_getitem, d, i) for i in range(nparams)]
+    bp.output = bp.apply(P.make_tuple, bp.apply(P.env_new), *ds)
+    fp.output = fp.apply(P.make_tuple, out, bp)
+    _prim_fprops[key] = fp
+    return fp
+
+
+_bprop_graphs = {}
+
+
+def _bprop_graph(prim):
+    g = _bprop_graphs.get(prim)
+    if g is None:
+        from ..parser import parse
+
+        g = parse(prim.rule("bprop"))
+        g.flags["core"] = True
+        _bprop_graphs[prim] = g
+    return g
+
+
+_ARITIES = {}
+
+
+def prim_arity(prim):
+    """The number of inputs of a primitive (make_tuple has none fixed)."""
+    import inspect
+
+    n = _ARITIES.get(prim)
+    if n is None:
+        if prim is P.make_tuple:
+            raise MyiaError("make_tuple takes any number of inputs")
+        if prim.nondiff or "bprop" not in prim.rules:
+            n = len(inspect.signature(prim.impl).parameters)
+        else:
+            n = len(inspect.signature(prim.rules["bprop"]).parameters) - 2
+        _ARITIES[prim] = n
+    return n
+
+
+def lift_closure(graph):
+    """For a graph with free variables v1..vm, the graph `outer(J(v1), ..., J(vm))`
+    that returns the J of the closure: a function taking the graph's arguments and
+    returning `(value, bprop)`, where bprop gives the environment of v1..vm.
+
+    This is how J applies to a closure made at run time, whose enclosing graph is not
+    being differentiated (e.g. `grad(lambda y: x * y)` inside subset code)."""
+    outer = _lifted.get(graph)
+    if outer is not None:
+        return outer
+    mng = manage(graph)
+    fvs = mng.free_variables(graph)
+    # 1. the graph with its free variables turned into leading parameters
+    scope = mng.scope(graph)
+    lifted = _new_graph(graph)
+    lifted.name = f"{graph.name}"
+    repl = {graph: lifted}
+    for v in fvs:
+        p = lifted.add_parameter(v.name or "fv")
+        repl[v] = p
+    for g in scope[1:]:
+        repl[g] = _new_graph(g)
+    _copy_graphs(scope, repl, mng)
+    jl = J_graph(lifted)
+    # 2. outer(captured...) -> inner(args...) -> (value, bprop)
+    outer = Graph(f"J:{graph.name}")
+    outer.flags = {"kind": "fprop", "core": True}
+    cvs = []
+    for v in fvs:
+        cv = outer.add_parameter(v.name)
+        cv.primal = v
+        cvs.append(cv)
+    inner = Graph(f"▶{graph.name}")
+    inner.flags = {"kind": "fprop"}
+    inner.defaults = dict(graph.defaults)
+    args = [inner.add_parameter(p.name) for p in graph.parameters]
+    pair = inner.apply(jl, *cvs, *args)
+    value = inner.apply(P.tuple_getitem, pair, 0)
+    bpl = inner.apply(P.tuple_getitem, pair, 1)
+    bp = Graph(f"◀{graph.name}")
+    bp.flags = {"kind": "bprop"}
+    dout = bp.add_parameter("dout")
+    d = bp.apply(bpl, dout)
+    env = bp.apply(P.env_new)
+    for i, cv in enumerate(cvs):
+        env = bp.apply(P.env_setitem, env, env_key(cv), bp.apply(P.tuple_getitem, d, 1 + i))
+    dargs = [bp.apply(P.tuple_getitem, d, 1 + len(cvs) + j) for j in range(len(args))]
+    bp.output = bp.apply(P.make_tuple, env, *dargs)
+    inner.output = inner.apply(P.make_tuple, value, bp)
+    outer.output = Constant(inner)
+    _lifted[graph] = outer
+    return outer

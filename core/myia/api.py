@@ -1,0 +1,291 @@
+"""The public API: `compile`, `ir` (and, from myia.ad, the derivative functions).
+
+Errors about the user's program leave here without the compiler's own traceback:
+a `MyiaError` says what, where and what to do; the stack of the compiler would only
+hide that.
+"""
+
+import functools
+import os
+
+from .errors import MyiaError
+
+BACKENDS = ("vm", "llvm", "cupy")
+
+
+def user_facing(fn):
+    """Re-raise MyiaErrors from `fn` without the compiler's internal frames."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MyiaError as e:
+            e.__traceback__ = None
+            raise e from None
+
+    return wrapper
+
+
+def default_backend():
+    return os.environ.get("MYIA_BACKEND", "vm")
+
+
+class CompiledFunction:
+    """What `myia.compile` returns: call it like the original function."""
+
+    def __init__(self, fn, backend=None):
+        from .pipeline import Pipeline
+
+        backend = backend or default_backend()
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+        self.fn = fn
+        self.backend = backend
+        self.pipeline = Pipeline(backend)
+        functools.update_wrapper(self, fn, updated=())
+
+    @user_facing
+    def __call__(self, *args, **kwargs):
+        return self.pipeline.run(self.fn, args, kwargs)
+
+    def __repr__(self):
+        name = getattr(self.fn, "__name__", repr(self.fn))
+        return f"<myia.compile({name}, backend={self.backend!r})>"
+
+
+def compile(fn, backend=None):
+    """Compile `fn` (a function written in the subset, or a `myia.grad(...)` of one).
+
+    The result specializes and caches per argument types.  `backend`: "vm", "llvm",
+    "cupy", or None for the default ($MYIA_BACKEND, else "vm").
+    """
+    return CompiledFunction(fn, backend)
+
+
+@user_facing
+def ir(fn, *args, stage="parsed"):
+    """The program `fn` at a stage of the pipeline: "parsed", "typed" or "optimized".
+
+    The result prints as the text IR (`str`), counts its primitive applications
+    (`op_count()`), and draws itself (`render()`).
+    """
+    from .pipeline import Pipeline
+
+    return Pipeline(default_backend()).stage(fn, args, stage)
+
+
+# ---- derivatives ------------------------------------------------------------------
+
+
+class _Transformed:
+    """A function made by a transform (grad...): callable from Python (compiled on the
+    default backend), compilable, printable with `myia.ir`, and usable inside subset
+    code and by further transforms."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self._graph = None
+        self._compiled = None
+        functools.update_wrapper(self, fn, updated=())
+
+    def __myia_graph__(self):
+        if self._graph is None:
+            from .pipeline import to_graph
+
+            self._graph = self._build(to_graph(self.fn))
+        return self._graph
+
+    @user_facing
+    def __call__(self, *args):
+        self._check_args(args)
+        if self._compiled is None:
+            self._compiled = compile(self)
+        return self._compiled.pipeline.run(self, args, {})
+
+    def _check_args(self, args):
+        pass
+
+
+def _check_differentiable(graph, args, argnums):
+    import numpy as np
+
+    from .errors import MyiaGradError
+
+    for a in argnums:
+        if a >= len(args):
+            continue
+        x = args[a]
+        if isinstance(x, (bool, int, np.integer, np.bool_)) or (
+                isinstance(x, np.ndarray) and x.dtype.kind in "biu"):
+            name = graph.parameters[a].name if a < len(graph.parameters) else str(a)
+            raise MyiaGradError(
+                f"cannot differentiate with respect to argument {a} ({name!r}): it is an "
+                f"integer ({type(x).__name__})",
+                hint=f"pass a float (e.g. {name}=float({name})), or choose other argnums")
+
+
+class GradFunction(_Transformed):
+    def __init__(self, fn, argnums=0, mode="grad"):
+        super().__init__(fn)
+        self.argnums = argnums
+        self.mode = mode
+
+    def _build(self, fn_graph):
+        from .ad import check_argnums, grad_graph
+
+        names = fn_graph.param_names
+        nums, many = check_argnums(self.argnums, len(names), names)
+        self._nums = nums
+        return grad_graph(fn_graph, nums, many, self.mode)
+
+    def _check_args(self, args):
+        graph = self.__myia_graph__()
+        _check_differentiable(graph, args, self._nums)
+
+    def __repr__(self):
+        return f"<myia.{self.mode}({getattr(self.fn, '__name__', self.fn)}, argnums={self.argnums})>"
+
+
+def grad(fn, argnums=0):
+    """The gradient of `fn` with respect to argument(s) `argnums` (JAX conventions:
+    an int gives one gradient, a tuple of ints a tuple of them).  `fn` must return a
+    float scalar.  Composable (`grad(grad(f))`) and usable inside subset code."""
+    return GradFunction(fn, argnums, "grad")
+
+
+def value_and_grad(fn, argnums=0):
+    """Like `grad`, returning `(fn(*args), gradient)`."""
+    return GradFunction(fn, argnums, "value_and_grad")
+
+
+class _VJPFunction:
+    """The `vjp_fn` that `myia.vjp` returns: cotangent in, one gradient per primal out."""
+
+    def __init__(self, pipeline, bprop, n):
+        self.pipeline = pipeline
+        self.bprop = bprop
+        self.n = n
+
+    @user_facing
+    def __call__(self, cotangent):
+        d = self.pipeline.vm.call(self.bprop, [cotangent])
+        return tuple(d[1:1 + self.n])
+
+
+@user_facing
+def vjp(fn, *primals):
+    """`(fn(*primals), vjp_fn)`, where `vjp_fn(ct)` returns the cotangent of each
+    primal (a tuple), as in JAX."""
+    t = GradFunction(fn, tuple(range(len(primals))) if primals else 0, "vjp")
+    compiled = compile(t)
+    out, bprop = compiled.pipeline.run(t, primals, {})
+    return out, _VJPFunction(compiled.pipeline, bprop, len(primals))
+
+
+def _register_in_subset():
+    """`grad` and `value_and_grad` named in subset code become the GradMacro values."""
+    from . import operations
+    from .ad.grad import GRAD, VALUE_AND_GRAD
+    from .parser.resolve import register_special
+
+    def subset_grad(fn, argnums=0):
+        return GRAD(fn, argnums)
+
+    def subset_value_and_grad(fn, argnums=0):
+        return VALUE_AND_GRAD(fn, argnums)
+
+    register_special(GRAD, GRAD)
+    register_special(VALUE_AND_GRAD, VALUE_AND_GRAD)
+    operations.PYTHON_TO_MYIA[grad] = subset_grad
+    operations.PYTHON_TO_MYIA[value_and_grad] = subset_value_and_grad
+
+
+class JVPFunction(_Transformed):
+    """The program `(primals..., tangents...) -> (out, tangent_out)` of `fn`."""
+
+    def _build(self, fn_graph):
+        from .ad.forward import jvp_graph
+
+        return jvp_graph(fn_graph)
+
+
+def _check_tangents(primals, tangents):
+    import numpy as np
+
+    from .errors import MyiaGradError
+
+    if len(primals) != len(tangents):
+        raise MyiaGradError(
+            f"jvp got {len(primals)} primals but {len(tangents)} tangents",
+            hint="give one tangent per primal, of the same shape")
+    for i, (x, t) in enumerate(zip(primals, tangents)):
+        if np.shape(x) != np.shape(t):
+            raise MyiaGradError(
+                f"the tangent of primal {i} has shape {np.shape(t)}, but the primal has "
+                f"shape {np.shape(x)}")
+
+
+@user_facing
+def jvp(fn, primals, tangents):
+    """`(fn(*primals), J·tangents)`: forward mode, by the tangent transform (JAX's
+    `jax.jvp` conventions: primals and tangents are tuples)."""
+    primals = tuple(primals)
+    tangents = tuple(tangents)
+    _check_tangents(primals, tangents)
+    t = JVPFunction(fn)
+    return compile(t).pipeline.run(t, primals + tangents, {})
+
+
+class HessianFunction:
+    """`hessian(fn)(*args)`: the matrix of second derivatives with respect to argument
+    `argnums`, by forward mode over reverse mode (one jvp of the gradient per input
+    direction).  For an argument of shape s the result has shape s + s."""
+
+    def __init__(self, fn, argnums=0):
+        if not isinstance(argnums, int) or isinstance(argnums, bool):
+            from .errors import MyiaGradError
+
+            raise MyiaGradError("hessian takes a single int argnums",
+                                hint="for several arguments, take hessians one at a time")
+        self.fn = fn
+        self.argnums = argnums
+        self.grad = GradFunction(fn, argnums, "grad")
+        self.jvp = JVPFunction(self.grad)
+        self._compiled = None
+        functools.update_wrapper(self, fn, updated=())
+
+    @user_facing
+    def __call__(self, *args):
+        import numpy as np
+
+        self.grad._check_args(args)
+        if self._compiled is None:
+            self._compiled = compile(self.jvp)
+        x = args[self.argnums]
+        zeros = [P_zeros_like(a) for a in args]
+        x_arr = np.asarray(x, dtype=float)
+        columns = []
+        for i in range(max(x_arr.size, 1)):
+            e = np.zeros(x_arr.size)
+            e[i] = 1.0
+            direction = e.reshape(x_arr.shape) if isinstance(x, np.ndarray) else 1.0
+            tangents = list(zeros)
+            tangents[self.argnums] = direction
+            _, column = self._compiled.pipeline.run(self.jvp, tuple(args) + tuple(tangents), {})
+            columns.append(np.asarray(column, dtype=float))
+        if not isinstance(x, np.ndarray):
+            return float(columns[0]) if columns[0].ndim == 0 else columns[0]
+        h = np.stack(columns, axis=-1)
+        return h.reshape(np.shape(columns[0]) + x_arr.shape)
+
+
+def P_zeros_like(x):
+    from .prim import ops as P
+
+    return P.zeros_like.impl(x)
+
+
+def hessian(fn, argnums=0):
+    """The Hessian of a scalar function, forward-over-reverse (see HessianFunction)."""
+    return HessianFunction(fn, argnums)

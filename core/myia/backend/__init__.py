@@ -1,0 +1,1 @@
+"""Backends run graphs: `vm` (reference interpreter), later `llvm` and `cupy`."""

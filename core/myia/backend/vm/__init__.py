@@ -1,0 +1,5 @@
+"""The reference VM backend."""
+
+from .vm import VM, Closure, Partial
+
+__all__ = ["VM", "Closure", "Partial"]

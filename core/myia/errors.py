@@ -1,0 +1,138 @@
+"""Source locations and the errors users see.
+
+Every user-facing error names its kind, the file, line and column, shows the source
+line with a caret under the offending span, and says what to do.  Errors raised at
+the API boundary carry no compiler traceback (see `myia.api`).
+"""
+
+import linecache
+
+
+class Location:
+    """A span of source code: file, line/column (1-based line, 0-based col)."""
+
+    __slots__ = ("filename", "line", "col", "end_line", "end_col", "text")
+
+    def __init__(self, filename, line, col, end_line=None, end_col=None, text=None):
+        self.filename = filename
+        self.line = line
+        self.col = col
+        self.end_line = end_line if end_line is not None else line
+        self.end_col = end_col
+        self.text = text
+
+    @property
+    def source_line(self):
+        """The text of the first line of the span, without its newline."""
+        if self.text is not None:
+            return self.text
+        return linecache.getline(self.filename, self.line).rstrip("\n")
+
+    def caret(self):
+        """Two lines: the source line and a caret under the span."""
+        src = self.source_line
+        if not src:
+            return ""
+        stripped = src.lstrip()
+        indent = len(src) - len(stripped)
+        col = max(self.col - indent, 0)
+        if self.end_col is not None and self.end_line == self.line:
+            width = max(self.end_col - self.col, 1)
+        else:
+            width = max(len(src) - self.col, 1)
+        return f"    {stripped}\n    {' ' * col}{'^' * width}"
+
+    def short(self):
+        return f"{self.filename}:{self.line}:{self.col + 1}"
+
+    def __repr__(self):
+        return f"<Location {self.short()}>"
+
+
+class MyiaError(Exception):
+    """Base of all errors about the user's program.
+
+    `message` says what went wrong, `loc` where, `hint` what to do.
+    """
+
+    kind = "MyiaError"
+
+    def __init__(self, message, loc=None, hint=None):
+        self.message = message
+        self.loc = loc
+        self.hint = hint
+        super().__init__(message)
+
+    def __str__(self):
+        parts = [self.message]
+        if self.loc is not None:
+            parts.append(
+                f'  File "{self.loc.filename}", line {self.loc.line}, '
+                f"column {self.loc.col + 1}"
+            )
+            caret = self.loc.caret()
+            if caret:
+                parts.append(caret)
+        if self.hint:
+            parts.append(f"  Hint: {self.hint}")
+        return "\n".join(parts)
+
+
+class MyiaSyntaxError(MyiaError):
+    """A construct outside the Python subset."""
+
+    kind = "MyiaSyntaxError"
+
+
+class MyiaNameError(MyiaError):
+    """A name that is not defined where it is used."""
+
+    kind = "MyiaNameError"
+
+
+class MyiaSourceError(MyiaError):
+    """A function whose source the compiler cannot read (builtin, C function...)."""
+
+    kind = "MyiaSourceError"
+
+
+class MyiaTypeError(MyiaError):
+    """Values of the wrong type, found by inference or at run time."""
+
+    kind = "MyiaTypeError"
+
+
+class MyiaShapeError(MyiaError):
+    """Arrays of incompatible shapes."""
+
+    kind = "MyiaShapeError"
+
+
+class MyiaValueError(MyiaError):
+    """A bad value at run time: an index out of range, a failed assert."""
+
+    kind = "MyiaValueError"
+
+
+class MyiaAssertionError(MyiaValueError):
+    """An `assert` in the user's program failed."""
+
+    kind = "MyiaAssertionError"
+
+
+class MyiaRecursionError(MyiaError):
+    """The program recursed deeper than the backend's limit."""
+
+    kind = "MyiaRecursionError"
+
+
+class MyiaGradError(MyiaError):
+    """A request for a derivative that does not make sense (non-scalar output...)."""
+
+    kind = "MyiaGradError"
+
+
+class MyiaBackendError(MyiaError):
+    """A backend cannot run a construct of the program (never silent)."""
+
+    kind = "MyiaBackendError"

@@ -1,0 +1,112 @@
+"""Copying graphs: `clone` a graph with everything nested in it, or `inline` a
+graph's body into another graph."""
+
+from .anf import Apply, Constant, EnvKey, Graph, Parameter
+from .manager import manage
+
+
+def _copy_graphs(graphs, repl, mng, *, keep_params=()):
+    """Copy the nodes of `graphs` following the mapping `repl` (old -> new).
+
+    `repl` must already map every graph of `graphs` to its new Graph (or, for a graph
+    being inlined, to the graph that receives its nodes) and may map parameters to
+    arbitrary nodes.  Nodes outside `graphs` (free variables from above) stay shared.
+    """
+    created = []
+    for g in graphs:
+        ng = repl[g]
+        if g not in keep_params:
+            for p in g.parameters:
+                if p not in repl:
+                    repl[p] = ng.add_parameter(p.name, p.loc)
+                    repl[p].abstract = p.abstract
+                    repl[p].primal = p.primal
+                    created.append(repl[p])
+    applies = []
+    for g in graphs:
+        for node in mng.nodes(g):
+            if isinstance(node, Apply) and node not in repl:
+                new = Apply(repl[g], [], node.loc, node.name)
+                new.abstract = node.abstract
+                new.primal = node.primal
+                created.append(new)
+                repl[node] = new
+                applies.append(node)
+
+    def get(inp):
+        if inp in repl:
+            return repl[inp]
+        if isinstance(inp, Constant):
+            value = inp.value
+            if isinstance(value, Graph):
+                value = repl.get(value, value)
+            elif isinstance(value, EnvKey) and value.node in repl:
+                value = EnvKey(repl[value.node])
+            c = Constant(value, inp.loc)
+            c.abstract = inp.abstract
+            return c
+        return inp
+
+    for node in applies:
+        repl[node].inputs = [get(i) for i in node.inputs]
+    for g in graphs:
+        ng = repl[g]
+        if ng is not g and g not in keep_params:
+            ng.output = get(g.output)
+    # a copied derivative node follows its primal node if that was copied too
+    for new in created:
+        if new.primal is not None:
+            new.primal = repl.get(new.primal, new.primal)
+    return get
+
+
+def _new_graph(g):
+    ng = Graph(g.name, g.loc)
+    ng.defaults = dict(g.defaults)
+    ng.flags = dict(g.flags)
+    return ng
+
+
+def clone(graph, *, total=True, manager=None):
+    """A fresh copy of `graph`; with `total`, graphs nested in it are copied too."""
+    mng = manager or manage(graph)
+    graphs = mng.scope(graph) if total else [graph]
+    repl = {g: _new_graph(g) for g in graphs}
+    _copy_graphs(graphs, repl, mng)
+    return repl[graph]
+
+
+def clone_many(graphs, *, manager=None):
+    """Copy several graphs at once (and their scopes), keeping the references between
+    them.  Returns {old graph: new graph}."""
+    mng = manager or manage(*graphs)
+    todo = []
+    for g in graphs:
+        for s in mng.scope(g):
+            if s not in todo:
+                todo.append(s)
+    repl = {g: _new_graph(g) for g in todo}
+    _copy_graphs(todo, repl, mng)
+    return {g: repl[g] for g in todo}
+
+
+def inline(graph, target, args, *, manager=None):
+    """Copy `graph`'s body into `target` with its parameters bound to `args`.
+
+    Graphs nested in `graph` are copied as new graphs nested in `target`.  Returns the
+    node of `target` that computes `graph`'s output.
+    """
+    mng = manager or manage(graph)
+    if len(args) != len(graph.parameters):
+        raise ValueError(f"inline {graph}: {len(args)} args for {len(graph.parameters)} parameters")
+    scope = mng.scope(graph)
+    repl = {graph: target}
+    for p, a in zip(graph.parameters, args):
+        repl[p] = a
+    for g in scope[1:]:
+        repl[g] = _new_graph(g)
+    get = _copy_graphs(scope, repl, mng, keep_params=(graph,))
+    return get(graph.output)
+
+
+__all__ = ["clone", "clone_many", "inline", "Parameter"]

@@ -1,0 +1,230 @@
+"""The manager: answers questions about a set of graphs and the graphs they reach.
+
+Questions: which graphs are reachable, the nodes of each graph, the users of each
+node, free variables (direct and total), the parent of each graph (the innermost graph
+whose nodes it uses), its children and scope.  Answers are computed from scratch when
+first asked after a change (`invalidate`, or an edit made through the manager); this
+keeps the code small and obviously right, and it is fast enough for graphs of the
+sizes people write.
+"""
+
+from .anf import Apply, Constant, Graph
+
+
+class GraphManager:
+    def __init__(self, *roots):
+        self.roots = list(roots)
+        self._state = None
+
+    # ---- computation ------------------------------------------------------------
+
+    def invalidate(self):
+        self._state = None
+
+    def add_root(self, graph):
+        if graph not in self.roots:
+            self.roots.append(graph)
+            self.invalidate()
+
+    @property
+    def _s(self):
+        if self._state is None:
+            self._state = _compute(self.roots)
+        return self._state
+
+    @property
+    def graphs(self):
+        """Every graph reachable from the roots, in discovery order."""
+        return list(self._s.nodes)
+
+    def nodes(self, graph):
+        """The nodes owned by `graph` and reachable from its output, inputs first."""
+        return self._s.nodes[graph]
+
+    def all_nodes(self):
+        for g in self._s.nodes:
+            yield from g.parameters
+            yield from self._s.nodes[g]
+
+    def users(self, node):
+        """List of (user Apply, input index) for every use of `node`."""
+        return self._s.users.get(node, [])
+
+    def free_variables_direct(self, graph):
+        """Nodes of other graphs that `graph`'s own nodes use."""
+        return list(self._s.fv_direct[graph])
+
+    def free_variables(self, graph):
+        """All nodes of enclosing graphs that `graph` needs, including through the
+        graphs it uses (a closure made inside `graph` captures them through it)."""
+        return list(self._s.fv_total[graph])
+
+    def graphs_used(self, graph):
+        """Graphs that appear as constants in `graph`'s nodes."""
+        return list(self._s.graphs_used[graph])
+
+    def graph_users(self, graph):
+        """Graphs whose nodes hold `graph` as a constant."""
+        return [g for g, used in self._s.graphs_used.items() if graph in used]
+
+    def parent(self, graph):
+        """The innermost graph whose nodes `graph` uses, or None (top level)."""
+        return self._s.parents[graph]
+
+    def children(self, graph):
+        return [g for g, p in self._s.parents.items() if p is graph]
+
+    def scope(self, graph):
+        """`graph` and all graphs nested in it, `graph` first."""
+        out = [graph]
+        for g in out:
+            out.extend(self.children(g))
+        return out
+
+    def ancestors(self, graph):
+        out = []
+        p = self.parent(graph)
+        while p is not None:
+            out.append(p)
+            p = self.parent(p)
+        return out
+
+    # ---- edits ----------------------------------------------------------------
+
+    def set_edge(self, node, index, value):
+        node.inputs[index] = value
+        self.invalidate()
+
+    def replace(self, old, new):
+        """Make every user of `old` use `new` instead; also graph outputs."""
+        for user, i in list(self.users(old)):
+            user.inputs[i] = new
+        for g in self._s.nodes:
+            if g.output is old:
+                g.output = new
+        self.invalidate()
+
+
+class _State:
+    __slots__ = ("nodes", "users", "fv_direct", "fv_total", "graphs_used", "parents")
+
+
+def _compute(roots):
+    """Walk the graphs reachable from `roots`.
+
+    A node of `g` may be needed only by a closure made in `g` (a nested graph reads it
+    as a free variable).  Such a node must still be computed by `g`, before the
+    closure is made: so the walk of `g` treats the constant of a nested graph `h` as
+    depending on `h`'s free variables owned by `g`.  Those are known only once free
+    variables are, hence the walk is repeated until nothing changes (in practice
+    twice)."""
+    st = _State()
+    fv_total = {}
+    while True:
+        st.nodes = {}
+        st.users = {}
+        st.fv_direct = {}
+        st.graphs_used = {}
+        todo = list(roots)
+        while todo:
+            g = todo.pop()
+            if g in st.nodes:
+                continue
+            order, fvs, used = _walk(g, st.users, fv_total)
+            st.nodes[g] = order
+            st.fv_direct[g] = fvs
+            st.graphs_used[g] = used
+            todo.extend(x for x in used if x not in st.nodes)
+            todo.extend(n.graph for n in fvs if n.graph not in st.nodes)
+        new_total = _free_variables_total(st)
+        if new_total == fv_total:
+            break
+        fv_total = new_total
+    st.fv_total = fv_total
+    st.parents = _parents(st)
+    return st
+
+
+def _walk(graph, users, fv_total):
+    """Post-order walk of the nodes owned by `graph`, from its output."""
+    order = []
+    fvs = {}
+    used = {}
+    seen = set()
+    stack = [(graph.output, False)] if graph.output is not None else []
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        if isinstance(node, Constant):
+            if isinstance(node.value, Graph):
+                used[node.value] = None
+                # the closure needs its free variables owned by this graph first
+                for fv in fv_total.get(node.value, ()):
+                    if fv.graph is graph and fv not in seen:
+                        stack.append((fv, False))
+            continue
+        if node.graph is not graph:
+            fvs[node] = None
+            continue
+        if isinstance(node, Apply):
+            stack.append((node, True))
+            for i, inp in enumerate(node.inputs):
+                users.setdefault(inp, []).append((node, i))
+                if inp not in seen:
+                    stack.append((inp, False))
+    return order, fvs, used
+
+
+def _free_variables_total(st):
+    total = {g: dict(st.fv_direct[g]) for g in st.nodes}
+    changed = True
+    while changed:
+        changed = False
+        for g in st.nodes:
+            fvs = total[g]
+            for used in st.graphs_used[g]:
+                for n in total[used]:
+                    if n.graph is not g and n not in fvs:
+                        fvs[n] = None
+                        changed = True
+    return total
+
+
+def _parents(st):
+    parents = {}
+
+    def ancestors(g):
+        out = set()
+        p = parent(g)
+        while p is not None:
+            out.add(p)
+            p = parent(p)
+        return out
+
+    def parent(g):
+        if g in parents:
+            return parents[g]
+        parents[g] = None  # guards against cycles while computing
+        owners = list(dict.fromkeys(n.graph for n in st.fv_total[g]))
+        best = None
+        for c in owners:
+            if all(o is c or o in ancestors(c) for o in owners):
+                best = c
+                break
+        if best is None and owners:
+            best = owners[0]
+        parents[g] = best
+        return best
+
+    for g in st.nodes:
+        parent(g)
+    return parents
+
+
+def manage(*graphs):
+    return GraphManager(*graphs)

@@ -1,0 +1,13 @@
+"""The parser: Python functions to IR graphs, with a source location on every node.
+
+    parse(fn) -> Graph      the graph of a Python function (cached per function object)
+
+See `parse` for the shapes of the graphs it makes, `blocks` for the SSA construction
+and `resolve` for how global names become nodes.
+"""
+
+from .blocks import Undefined
+from .parse import EFFECTS, parse
+from .resolve import SPECIAL_VALUES, Resolver, register_special
+
+__all__ = ["parse", "Resolver", "register_special", "SPECIAL_VALUES", "EFFECTS", "Undefined"]

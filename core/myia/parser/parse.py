@@ -1,0 +1,954 @@
+"""Python functions to IR graphs: statements and expressions.
+
+`parse(fn)` finds the function's `ast` node (see `source`), and a `Parser` walks it,
+one `visit_<AST class>` method per construct; statements build basic blocks (see
+`blocks` for the SSA machinery), expressions return nodes.  The shapes produced, which
+later stages rely on:
+
+    f(a, b)              Apply(f, a, b); keywords and defaults resolved here
+    if c: A else: B      switch(truth(c), @f:if_true, @f:if_false)(); branches that fall
+                         through jump to @f:after_if(phis...)
+    while c: A           jump to @f:while_header(phis...), whose output is
+                         switch(truth(c), @f:while_body, @f:after_while)(); the body
+                         jumps back to the header: a loop is a tail-recursive graph
+    for i in range(..)   the same, with a hidden counter `i.range` as a header phi
+    for x in t           the same, with a hidden tuple `x.seq`, consumed with tuple_tail
+    a and b, x if c else y, a < b < c    switch over two small branch graphs, called
+    assert c, msg        assert(truth(c), msg), kept alive by the returns (see below)
+"""
+
+import ast
+import types
+import weakref
+from collections import Counter
+
+from .. import operations
+from ..errors import (
+    MyiaNameError, MyiaSyntaxError, MyiaTypeError, MyiaValueError,
+)
+from ..ir import Apply, Constant, Graph, Parameter
+from ..prim import Primitive
+from ..prim import ops as P
+from .blocks import Block, SSAState
+from .resolve import _UNSET, Resolver, _is_constant_data, name_error
+from .source import find_function_ast
+
+#: The hidden variable holding the asserts that ran so far (a keyword: no user variable
+#: can have this name).  See `Parser.visit_Assert`.
+EFFECTS = "assert"
+
+_NOT_STATIC = object()
+
+BINARY_OPS = {
+    ast.Add: P.add, ast.Sub: P.sub, ast.Mult: P.mul, ast.Div: P.truediv,
+    ast.FloorDiv: P.floordiv, ast.Mod: P.mod, ast.Pow: P.pow, ast.MatMult: P.dot,
+}
+COMPARE_OPS = {
+    ast.Eq: P.eq, ast.NotEq: P.ne, ast.Lt: P.lt, ast.LtE: P.le, ast.Gt: P.gt, ast.GtE: P.ge,
+}
+OPERATOR_SYMBOLS = {
+    ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
+    ast.Invert: "~", ast.In: "in", ast.NotIn: "not in",
+}
+
+_NO_LOOPS = "use a `for` loop over `range`, or a function applied to each element"
+_NO_MUTATION = (
+    "values are immutable in Myia: arrays cannot be modified in place; build a new "
+    "array instead (np.where(mask, new, x), or arithmetic on the whole array)"
+)
+
+#: Constructs outside the subset: {ast class: (what, hint)}.
+REFUSED = {
+    ast.ClassDef: ("`class` definitions are", "define functions; group values in tuples"),
+    ast.Try: ("`try` statements are",
+              "Myia programs cannot catch exceptions; test values with `if`"),
+    ast.Raise: ("`raise` statements are", "use `assert condition, 'message'` to fail"),
+    ast.With: ("`with` statements are", "remove the `with` block"),
+    ast.AsyncWith: ("`async with` statements are", "remove the `async with` block"),
+    ast.Global: ("`global` declarations are",
+                 "a function cannot assign a global variable: return the new value"),
+    ast.Nonlocal: ("`nonlocal` declarations are",
+                   "a function cannot assign a variable of an enclosing function: "
+                   "return the new value"),
+    ast.Import: ("`import` inside a function is", "import modules at the top of the file"),
+    ast.ImportFrom: ("`import` inside a function is",
+                     "import modules at the top of the file"),
+    ast.Delete: ("`del` statements are", "leave the variable unused"),
+    ast.AsyncFunctionDef: ("`async def` functions are", "use a plain `def`"),
+    ast.AsyncFor: ("`async for` loops are", "use a plain `for` loop"),
+    ast.Match: ("`match` statements are", "use `if`/`elif`/`else`"),
+    ast.Yield: ("generators (`yield`) are", "return a tuple of the values"),
+    ast.YieldFrom: ("generators (`yield from`) are", "return a tuple of the values"),
+    ast.Await: ("`await` expressions are", "call the function directly"),
+    ast.ListComp: ("list comprehensions are", _NO_LOOPS),
+    ast.SetComp: ("set comprehensions are", _NO_LOOPS),
+    ast.DictComp: ("dict comprehensions are", _NO_LOOPS),
+    ast.GeneratorExp: ("generator expressions are", _NO_LOOPS),
+    ast.List: ("list literals are", "use a tuple: `(a, b)`"),
+    ast.Dict: ("dict literals are", "use a tuple, or several variables"),
+    ast.Set: ("set literals are", "use a tuple: `(a, b)`"),
+    ast.JoinedStr: ("f-strings are", "use a constant string"),
+    ast.FormattedValue: ("f-strings are", "use a constant string"),
+    ast.NamedExpr: ("the walrus operator `:=` is", "assign the value in a statement first"),
+    ast.Starred: ("starred expressions (`*x`) are", "pass the elements one by one"),
+    ast.Slice: ("slices outside of an index are", "use a slice inside `x[...]` only"),
+}
+if hasattr(ast, "TryStar"):
+    REFUSED[ast.TryStar] = REFUSED[ast.Try]
+
+# ---- the entry point ----------------------------------------------------------------
+
+_cache = weakref.WeakKeyDictionary()
+
+
+def parse(fn):
+    """The Graph of the Python function `fn` (cached: one Graph per function object).
+
+    Global functions that `fn` uses are parsed too; the graph is cached before its body
+    is parsed, so that recursion and mutual recursion find it.
+    """
+    try:
+        return _cache[fn]
+    except (KeyError, TypeError):
+        pass
+    node, source = find_function_ast(fn)
+    if isinstance(node, ast.AsyncFunctionDef):
+        raise MyiaSyntaxError("`async def` functions are not supported in Myia",
+                              source.loc(node), hint="use a plain `def`")
+    resolver = Resolver.for_function(fn)
+    name = fn.__name__
+    graph = make_signature(node, name, source, lambda e: _global_static(resolver, source, e))
+    if (getattr(fn, "__module__", None) or "").startswith("myia."):
+        graph.flags["core"] = True  # the library's own subset code (myia.operations)
+    _cache[fn] = graph
+    try:
+        ssa = SSAState()
+        Parser(node, graph, source, resolver, ssa).run()
+        ssa.finish()
+    except BaseException:
+        _cache.pop(fn, None)
+        raise
+    return graph
+
+
+# ---- signatures and constant expressions ---------------------------------------------
+
+
+def make_signature(node, name, source, static_object):
+    """A new Graph with the parameters and defaults of the def or lambda `node`.
+
+    Defaults are constant expressions, evaluated now in the enclosing scope, where
+    `static_object(expr)` gives the Python value a global name or attribute stands for.
+    """
+    args = node.args
+    refused = [
+        (args.posonlyargs, "positional-only parameters (`/`) are"),
+        (args.vararg, "`*args` parameters are"),
+        (args.kwonlyargs, "keyword-only parameters are"),
+        (args.kwarg, "`**kwargs` parameters are"),
+    ]
+    for what, message in refused:
+        if what:
+            culprit = what[0] if isinstance(what, list) else what
+            raise MyiaSyntaxError(
+                f"{message} not supported", source.loc(culprit),
+                hint="use plain positional parameters (with defaults if needed)",
+            )
+    graph = Graph(name, source.loc(node))
+    for a in args.args:
+        graph.add_parameter(a.arg, source.loc(a))
+    if args.defaults:
+        for a, default in zip(args.args[-len(args.defaults):], args.defaults):
+            graph.defaults[a.arg] = constant_value(default, source, static_object, a.arg)
+    return graph
+
+
+def constant_value(expr, source, static_object, param):
+    """The Python value of a constant expression: a literal, a tuple of constants, a
+    negative number, or a global constant (`np.float32`, a module-level number)."""
+    if isinstance(expr, ast.Constant):
+        return expr.value
+    if isinstance(expr, ast.Tuple):
+        return tuple(constant_value(e, source, static_object, param) for e in expr.elts)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        value = constant_value(expr.operand, source, static_object, param)
+        if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
+            return -value if isinstance(expr.op, ast.USub) else value
+    if isinstance(expr, (ast.Name, ast.Attribute)):
+        value = static_object(expr)
+        if value is not _NOT_STATIC:
+            dtype = _dtype_name(value)
+            if dtype is not None:
+                return dtype
+            if _is_constant_data(value):
+                return value
+    raise MyiaSyntaxError(
+        f"the default value of parameter `{param}` must be a constant expression",
+        source.loc(expr),
+        hint="use a number, a string, None, a tuple of those or a global constant; "
+        "compute other values inside the function",
+    )
+
+
+def _dtype_name(value):
+    try:
+        return operations.DTYPE_NAMES.get(value)
+    except TypeError:
+        return None
+
+
+def _global_static(resolver, source, expr):
+    """The Python object a global name or a module attribute path (`np.linalg.inv`)
+    stands for, or _NOT_STATIC when `expr` is anything else."""
+    if isinstance(expr, ast.Name):
+        value = resolver.lookup(expr.id)
+        if value is _UNSET:
+            raise name_error(expr.id, source.loc(expr), resolver.known_names())
+        return value
+    if isinstance(expr, ast.Attribute):
+        return _module_attribute(_global_static(resolver, source, expr.value), expr, source)
+    return _NOT_STATIC
+
+
+def _module_attribute(base, expr, source):
+    """`base.attr` resolved now if `base` is a module, else _NOT_STATIC."""
+    _check_dunder(expr, source)
+    if not isinstance(base, types.ModuleType):
+        return _NOT_STATIC
+    try:
+        return getattr(base, expr.attr)
+    except AttributeError:
+        raise MyiaNameError(
+            f"module `{ast.unparse(expr.value)}` has no attribute `{expr.attr}`",
+            source.loc(expr),
+        ) from None
+
+
+def _check_dunder(expr, source):
+    if expr.attr.startswith("__") and expr.attr.endswith("__"):
+        raise MyiaSyntaxError(
+            f"dunder attributes are not supported: `{ast.unparse(expr)}`", source.loc(expr),
+            hint="Myia values have no Python object model; use the value itself",
+        )
+
+
+# ---- scans of a function body --------------------------------------------------------
+
+
+def _assignments(body):
+    """Counter of the names assigned in a function body (Python's rule: a name assigned
+    anywhere in a function is local to it), nested functions excluded."""
+    counts = Counter()
+
+    def visit(node):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            counts[node.name] += 1
+            return
+        if isinstance(node, ast.Lambda):
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            counts[node.id] += 1
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    for stmt in body:
+        visit(stmt)
+    return counts
+
+
+def _has_break(body):
+    """Whether a loop body has a `break` of its own (not of a nested loop)."""
+    for stmt in body:
+        if isinstance(stmt, ast.Break):
+            return True
+        if isinstance(stmt, ast.If) and (_has_break(stmt.body) or _has_break(stmt.orelse)):
+            return True
+    return False
+
+
+# ---- the parser ----------------------------------------------------------------------
+
+
+class Parser:
+    """Parses one function (a def or a lambda) into `graph` and its block graphs.
+
+    A nested function gets its own Parser, whose `parent` is the enclosing function's
+    and `parent_block` the block where the def or lambda is: names it does not assign
+    are read there, so a closure captures the values its free variables have at the
+    point of the definition (a variable assigned only after the def is an error; one
+    assigned before and after keeps the value it had at the def, unlike Python's late
+    binding, which a functional subset cannot express).
+    """
+
+    def __init__(self, node, graph, source, resolver, ssa, parent=None, parent_block=None):
+        self.node = node
+        self.graph = graph
+        self.name = graph.name
+        self.source = source
+        self.resolver = resolver
+        self.ssa = ssa
+        self.parent = parent
+        self.parent_block = parent_block
+        self.block = None  # the current block; None after a return, break or continue
+        self.loops = []  # [(header Block, after Block)] of the enclosing loops
+        if isinstance(node, ast.Lambda):
+            self.body = None
+            counts = Counter()
+        else:
+            self.body = node.body
+            counts = _assignments(node.body)
+        counts.update(graph.param_names)
+        self.local_names = set(counts)
+        # Nested defs at the top level of the body, whose name nothing else assigns, are
+        # bound to their graph everywhere in the function: nested functions defined
+        # before them can call them (mutual recursion).  Their graphs exist from now on.
+        self.static_defs = {}
+        self.defined = set()
+        for stmt in self.body or ():
+            if isinstance(stmt, ast.FunctionDef) and counts[stmt.name] == 1:
+                self._check_def(stmt)
+                self.static_defs[stmt.name] = make_signature(
+                    stmt, stmt.name, source, self._static_object)
+
+    # ---- helpers -------------------------------------------------------------------
+
+    def loc(self, node):
+        return self.source.loc(node)
+
+    def apply(self, fn, *args, loc=None, name=None):
+        return self.ssa.apply(self.block.graph, fn, *args, loc=loc, name=name)
+
+    def truth(self, node, loc):
+        return self.apply(P.truth, node, loc=loc)
+
+    def switch(self, cond, g_true, g_false, loc):
+        """`switch(cond, g_true, g_false)()`, in the current block."""
+        sw = self.apply(P.switch, cond, Constant(g_true, loc), Constant(g_false, loc), loc=loc)
+        return self.ssa.call(self.block.graph, sw, loc)
+
+    def new_branch(self, kind, loc):
+        """A block entered from the current one through a switch (reads its variables
+        directly)."""
+        return Block(self.ssa, Graph(f"{self.name}:{kind}", loc), pred=self.block)
+
+    def new_join(self, kind, loc):
+        """A block entered by jumps (its variables from before are phis)."""
+        return Block(self.ssa, Graph(f"{self.name}:{kind}", loc), join=True)
+
+    def branch_expr(self, kind, compute, loc):
+        """The graph of a new branch block whose output is `compute()` (an expression
+        evaluated in that block)."""
+        block = self.new_branch(kind, loc)
+        saved, self.block = self.block, block
+        try:
+            block.graph.output = compute()
+        finally:
+            self.block = saved
+        return block.graph
+
+    def refuse(self, node, what=None, hint=None):
+        if what is None:
+            what, hint = REFUSED.get(type(node), (None, None))
+            if what is None:
+                what = f"`{type(node).__name__}` constructs are"
+                hint = "rewrite this with the constructs listed in the Myia documentation"
+        return MyiaSyntaxError(f"{what} not supported in Myia", self.loc(node), hint=hint)
+
+    def _check_def(self, node):
+        if node.decorator_list:
+            raise MyiaSyntaxError(
+                "decorators on nested functions are not supported",
+                self.loc(node.decorator_list[0]),
+                hint="apply the decorator outside the compiled code, or call the "
+                "function explicitly",
+            )
+
+    # ---- names ---------------------------------------------------------------------
+
+    def _is_local(self, name):
+        p = self
+        while p is not None:
+            if name in p.local_names or name in p.static_defs:
+                return True
+            p = p.parent
+        return False
+
+    def _static_object(self, expr):
+        """The Python object that `expr` names if it is a global name or a module
+        attribute path (`np.linalg.inv`), else _NOT_STATIC."""
+        if isinstance(expr, ast.Name):
+            if self._is_local(expr.id):
+                return _NOT_STATIC
+            return _global_static(self.resolver, self.source, expr)
+        if isinstance(expr, ast.Attribute):
+            return _module_attribute(self._static_object(expr.value), expr, self.source)
+        return _NOT_STATIC
+
+    def lookup(self, name, loc, as_callee=False, block=None, nested=False):
+        """The node that the name `name` stands for when read in `block` (default: the
+        current block).  `nested`: the read comes from a nested function."""
+        block = block or self.block
+        if name in self.static_defs:
+            if not nested and name not in self.defined:
+                raise MyiaNameError(
+                    f"function `{name}` is used before its definition", loc,
+                    hint="move the `def` above this line",
+                )
+            return Constant(self.static_defs[name], loc)
+        if name in self.local_names:
+            return block.read(name, loc, closure=nested)
+        if self.parent is not None:
+            return self.parent.lookup(name, loc, as_callee, self.parent_block, nested=True)
+        value = self.resolver.lookup(name)
+        if value is _UNSET:
+            raise name_error(name, loc, self.resolver.known_names())
+        # (A global tuple of functions becomes a make_tuple in the current block: for a
+        # read from a nested function, the block of the def; it is a free variable then.)
+        return self.resolver.to_node(value, block.graph, loc, name, as_callee)
+
+    # ---- functions -----------------------------------------------------------------
+
+    def run(self):
+        entry = Block(self.ssa, self.graph)
+        self.block = entry
+        for p in self.graph.parameters:
+            entry.write(p.name, p)
+        no_effects = Constant(True, self.graph.loc)
+        self.ssa.no_effects.add(no_effects)
+        entry.write(EFFECTS, no_effects)
+        if self.body is None:  # a lambda
+            self.do_return(self.expr(self.node.body), self.loc(self.node.body))
+        else:
+            self.stmts(self.body)
+            if self.block is not None:
+                end = self.loc(self.body[-1])
+                self.do_return(Constant(None, end), end)
+
+    def nested_function(self, node, graph):
+        Parser(node, graph, self.source, self.resolver, self.ssa, self, self.block).run()
+
+    def do_return(self, value, loc):
+        """End the current block returning `value`.
+
+        The value is sequenced after the asserts that ran before (the hidden variable
+        EFFECTS): `tuple_getitem(make_tuple(effects, value), 1)`, so that the asserts
+        are part of what the function computes; `SSAState.finish` drops the wrapper
+        where no assert can have run.
+        """
+        effects = self.block.read(EFFECTS, loc)
+        self.block.graph.output = self.ssa.seq(self.block.graph, effects, value, loc)
+        self.block = None
+
+    # ---- statements ----------------------------------------------------------------
+
+    def stmts(self, body):
+        for stmt in body:
+            if self.block is None:
+                return  # unreachable code after return, break or continue: dropped
+            self.stmt(stmt)
+
+    def stmt(self, node):
+        method = getattr(self, "visit_" + type(node).__name__, None)
+        if method is None or not isinstance(node, ast.stmt):
+            raise self.refuse(node)
+        method(node)
+
+    def visit_FunctionDef(self, node):
+        self._check_def(node)
+        loc = self.loc(node)
+        if node.name in self.static_defs:
+            graph = self.static_defs[node.name]
+        else:
+            graph = make_signature(node, node.name, self.source, self._static_object)
+            # Bound before the body is parsed, so that the function can call itself.
+            self.block.write(node.name, Constant(graph, loc))
+        self.nested_function(node, graph)
+        self.defined.add(node.name)
+
+    def visit_Return(self, node):
+        loc = self.loc(node)
+        value = self.expr(node.value) if node.value is not None else Constant(None, loc)
+        self.do_return(value, loc)
+
+    def visit_Assign(self, node):
+        value = self.expr(node.value)
+        for target in node.targets:
+            self.assign(target, value)
+
+    def visit_AnnAssign(self, node):
+        if node.value is not None:
+            self.assign(node.target, self.expr(node.value))
+
+    def visit_AugAssign(self, node):
+        target = node.target
+        if not isinstance(target, ast.Name):
+            raise self._refuse_target(target)
+        loc = self.loc(node)
+        op = self._binary_op(node.op, node)
+        current = self.lookup(target.id, self.loc(target))
+        value = self.apply(op, current, self.expr(node.value), loc=loc)
+        self.assign(target, value)
+
+    def assign(self, target, value):
+        if isinstance(target, ast.Name):
+            if isinstance(value, Apply) and value.name is None:
+                value.name = target.id
+            self.block.write(target.id, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, ast.Starred):
+                    raise self.refuse(elt, "starred assignment targets (`a, *b = t`) are",
+                                      "unpack a fixed number of elements")
+                item = self.apply(P.tuple_getitem, value, i, loc=self.loc(elt))
+                self.assign(elt, item)
+        else:
+            raise self._refuse_target(target)
+
+    def _refuse_target(self, target):
+        if isinstance(target, ast.Subscript):
+            return self.refuse(target, "assignment to an element or a slice (`x[i] = v`) is",
+                               _NO_MUTATION)
+        if isinstance(target, ast.Attribute):
+            return self.refuse(target, "assignment to an attribute (`x.a = v`) is",
+                               _NO_MUTATION)
+        return self.refuse(target)
+
+    def visit_Expr(self, node):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # a docstring, or a string used as a comment
+        # Evaluated and dropped: with no side effects, the node is simply unused.
+        self.expr(node.value)
+
+    def visit_Pass(self, node):
+        pass
+
+    def visit_Assert(self, node):
+        """`assert c, msg`: `a = assert(truth(c), msg)`, which returns True or raises.
+
+        Nothing uses the result of an assert, so we make the rest of the function depend
+        on it: the hidden variable EFFECTS holds the asserts run so far, sequenced by
+        `tuple_getitem(make_tuple(previous, a), 1)`, and every return sequences its
+        value after it (see `do_return`).  EFFECTS flows through the blocks like any
+        variable: a loop with an assert carries it as a phi.
+        """
+        loc = self.loc(node)
+        cond = self.truth(self.expr(node.test), self.loc(node.test))
+        msg = Constant(None, loc)
+        if node.msg is not None:
+            msg = self.expr(node.msg)
+            if not isinstance(msg, Constant):
+                raise MyiaSyntaxError(
+                    "the message of an `assert` must be a constant", self.loc(node.msg),
+                    hint="write the message as a string literal",
+                )
+        self.add_effect(self.apply(P.assert_, cond, msg, loc=loc), loc)
+
+    def add_effect(self, node, loc):
+        effects = self.block.read(EFFECTS, loc)
+        self.block.write(EFFECTS, self.ssa.seq(self.block.graph, effects, node, loc))
+
+    def visit_If(self, node):
+        loc = self.loc(node)
+        cond = self.truth(self.expr(node.test), self.loc(node.test))
+        true_block = self.new_branch("if_true", loc)
+        false_block = self.new_branch("if_false", loc)
+        self.block.graph.output = self.switch(cond, true_block.graph, false_block.graph, loc)
+        after = self.new_join("after_if", loc)
+        for block, body in ((true_block, node.body), (false_block, node.orelse)):
+            self.block = block
+            self.stmts(body)
+            if self.block is not None:
+                self.block.jump(after, loc)
+        after.seal()
+        # When both branches return, nothing comes after the `if`: the rest is dropped.
+        self.block = after if after.jumps else None
+
+    def visit_While(self, node):
+        if node.orelse:
+            raise self.refuse(node.orelse[0], "`while ... else` is",
+                              "use a variable to remember how the loop ended")
+        test = node.test
+        if isinstance(test, ast.Constant) and test.value:
+            # `while True:` has no test: the header is the body, left by `break` only.
+            self.loop(node, "while", None, lambda body: None)
+        else:
+            self.loop(node, "while",
+                      lambda: self.truth(self.expr(test), self.loc(test)),
+                      lambda body: None)
+
+    def visit_For(self, node):
+        if node.orelse:
+            raise self.refuse(node.orelse[0], "`for ... else` is",
+                              "use a variable to remember how the loop ended")
+        it = node.iter
+        if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                and self._static_object(it.func) is range):
+            self.for_range(node)
+        else:
+            self.for_tuple(node)
+
+    def for_range(self, node):
+        """`for i in range(start, stop, step)`: a counting loop on a hidden counter."""
+        call = node.iter
+        loc = self.loc(call)
+        if call.keywords or not 1 <= len(call.args) <= 3:
+            raise MyiaTypeError("range() takes 1 to 3 positional arguments", loc)
+        args = [self.expr(a) for a in call.args]
+        if len(args) == 1:
+            args = [Constant(0, loc)] + args
+        if len(args) == 2:
+            args.append(Constant(1, loc))
+        start, stop, step = args
+        if isinstance(step, Constant):
+            if step.value == 0:
+                raise MyiaValueError("range() step must not be zero", self.loc(call.args[2]))
+        else:
+            self.add_effect(self.apply(
+                P.assert_, self.apply(P.ne, step, 0, loc=loc),
+                "range() step must not be zero", loc=loc), loc)
+        counter = self.ssa.hidden_name(_target_name(node.target) + ".range")
+        self.block.write(counter, start)
+
+        def cond():
+            i = self.block.read(counter, loc)
+            if isinstance(step, Constant):
+                return self.apply(P.lt if step.value > 0 else P.gt, i, stop, loc=loc)
+            return self.apply(P.switch, self.apply(P.gt, step, 0, loc=loc),
+                              self.apply(P.lt, i, stop, loc=loc),
+                              self.apply(P.gt, i, stop, loc=loc), loc=loc)
+
+        def enter(body):
+            i = body.read(counter, loc)
+            body.write(counter, self.apply(P.add, i, step, loc=loc))
+            self.assign(node.target, i)
+
+        self.loop(node, "for", cond, enter)
+
+    def for_tuple(self, node):
+        """`for x in t`: iterate over a tuple by its tail, `t` being a hidden phi."""
+        loc = self.loc(node.iter)
+        seq = self.ssa.hidden_name(_target_name(node.target) + ".seq")
+        self.block.write(seq, self.expr(node.iter))
+
+        def cond():
+            rest = self.block.read(seq, loc)
+            return self.apply(P.gt, self.apply(P.len_, rest, loc=loc), 0, loc=loc)
+
+        def enter(body):
+            rest = body.read(seq, loc)
+            body.write(seq, self.apply(P.tuple_tail, rest, loc=loc))
+            self.assign(node.target, self.apply(P.tuple_getitem, rest, 0, loc=loc))
+
+        self.loop(node, kind="for", cond=cond, enter=enter)
+
+    def loop(self, node, kind, cond, enter):
+        """The blocks of a loop.  The current block jumps to `kind_header`, a join block
+        whose output is `switch(cond(), kind_body, after_kind)()` (cond=None: the header
+        is the body).  `enter(body)` starts the body (the loop variable); the body's end
+        and `continue` jump back to the header, `break` to the after block."""
+        loc = self.loc(node)
+        header = self.new_join(f"{kind}_header", loc)
+        self.block.jump(header, loc)
+        self.block = header
+        if cond is None:
+            body = header
+            exit_block = None
+            after = self.new_join(f"after_{kind}", loc)
+        else:
+            test = cond()
+            body = self.new_branch(f"{kind}_body", loc)
+            if _has_break(node.body):
+                # `break` jumps to the after block, which must then be a join block:
+                # the exit branch of the switch jumps to it too.
+                exit_block = self.new_branch(f"{kind}_exit", loc)
+                after = self.new_join(f"after_{kind}", loc)
+            else:
+                exit_block = after = self.new_branch(f"after_{kind}", loc)
+            header.graph.output = self.switch(test, body.graph, exit_block.graph, loc)
+        self.block = body
+        enter(body)
+        self.loops.append((header, after))
+        self.stmts(node.body)
+        self.loops.pop()
+        if self.block is not None:
+            self.block.jump(header, loc)
+        header.seal()
+        if exit_block is not None and exit_block is not after:
+            exit_block.jump(after, loc)
+        if after.join:
+            after.seal()
+            self.block = after if after.jumps else None
+        else:
+            self.block = after
+
+    def visit_Break(self, node):
+        if not self.loops:
+            raise MyiaSyntaxError("`break` outside a loop", self.loc(node))
+        self.block.jump(self.loops[-1][1], self.loc(node))
+        self.block = None
+
+    def visit_Continue(self, node):
+        if not self.loops:
+            raise MyiaSyntaxError("`continue` outside a loop", self.loc(node))
+        self.block.jump(self.loops[-1][0], self.loc(node))
+        self.block = None
+
+    # ---- expressions ---------------------------------------------------------------
+
+    def expr(self, node, as_callee=False):
+        method = getattr(self, "visit_" + type(node).__name__, None)
+        if method is None or not isinstance(node, ast.expr):
+            raise self.refuse(node)
+        if as_callee and isinstance(node, (ast.Name, ast.Attribute)):
+            return method(node, as_callee=True)
+        return method(node)
+
+    def visit_Constant(self, node):
+        return Constant(node.value, self.loc(node))
+
+    def visit_Name(self, node, as_callee=False):
+        return self.lookup(node.id, self.loc(node), as_callee)
+
+    def visit_Attribute(self, node, as_callee=False):
+        loc = self.loc(node)
+        obj = self._static_object(node)
+        if obj is not _NOT_STATIC:
+            return self.resolver.to_node(obj, self.block.graph, loc, ast.unparse(node),
+                                         as_callee)
+        base = self.expr(node.value)
+        attr = node.attr
+        if attr in operations.ARRAY_ATTRIBUTES:
+            fn = self._operation(operations.ARRAY_ATTRIBUTES[attr], loc, f".{attr}")
+            return self.call(fn, [base], [], loc, f".{attr}")
+        if attr in operations.ARRAY_METHODS:
+            raise MyiaSyntaxError(
+                f"method `.{attr}` must be called: `{ast.unparse(node)}(...)`", loc,
+                hint=f"to pass it as a function, use `lambda a: a.{attr}()`",
+            )
+        raise _unknown_attribute(node, loc)
+
+    def _operation(self, value, loc, text):
+        return self.resolver.to_node(value, self.block.graph, loc, text, as_callee=True)
+
+    def visit_Tuple(self, node):
+        return self.apply(P.make_tuple, *[self.expr(e) for e in node.elts], loc=self.loc(node))
+
+    def _binary_op(self, op, node):
+        try:
+            return BINARY_OPS[type(op)]
+        except KeyError:
+            raise self.refuse(node, f"the operator `{OPERATOR_SYMBOLS[type(op)]}` is",
+                              "use NumPy functions or arithmetic instead") from None
+
+    def visit_BinOp(self, node):
+        op = self._binary_op(node.op, node)
+        return self.apply(op, self.expr(node.left), self.expr(node.right), loc=self.loc(node))
+
+    def visit_UnaryOp(self, node):
+        loc = self.loc(node)
+        op = node.op
+        if isinstance(op, ast.USub):
+            operand = node.operand
+            if (isinstance(operand, ast.Constant) and isinstance(operand.value, (int, float))
+                    and not isinstance(operand.value, bool)):
+                return Constant(-operand.value, loc)  # -1 is a constant, not neg(1)
+            return self.apply(P.neg, self.expr(operand), loc=loc)
+        if isinstance(op, ast.UAdd):
+            return self.expr(node.operand)
+        if isinstance(op, ast.Not):
+            return self.apply(P.not_, self.expr(node.operand), loc=loc)
+        raise self.refuse(node, "the operator `~` is", "use `not` or np.logical_not")
+
+    def visit_BoolOp(self, node):
+        return self._bool_op(node.op, node.values, node)
+
+    def _bool_op(self, op, values, node):
+        """`a and b`: `switch(truth(a), <b>, <a>)()`: b is evaluated only if needed
+        (`or` swaps the branches).  More operands nest to the right."""
+        loc = self.loc(node)
+        left = self.expr(values[0])
+        if len(values) == 1:
+            return left
+        kind = "and" if isinstance(op, ast.And) else "or"
+        cond = self.truth(left, self.loc(values[0]))
+        rest = self.branch_expr(f"{kind}_rhs", lambda: self._bool_op(op, values[1:], node), loc)
+        keep = self.branch_expr(f"{kind}_lhs", lambda: left, loc)
+        if kind == "and":
+            return self.switch(cond, rest, keep, loc)
+        return self.switch(cond, keep, rest, loc)
+
+    def visit_IfExp(self, node):
+        loc = self.loc(node)
+        cond = self.truth(self.expr(node.test), self.loc(node.test))
+        g_true = self.branch_expr("ifexp_true", lambda: self.expr(node.body), loc)
+        g_false = self.branch_expr("ifexp_false", lambda: self.expr(node.orelse), loc)
+        return self.switch(cond, g_true, g_false, loc)
+
+    def visit_Compare(self, node):
+        return self._compare(self.expr(node.left), node.left, node.ops, node.comparators, node)
+
+    def _compare(self, left, left_ast, ops, comparators, node):
+        """`a < b < c` is `a < b and b < c`, with b evaluated once."""
+        right_ast = comparators[0]
+        right = self.expr(right_ast)
+        loc = self.source.loc(_span(left_ast, right_ast))
+        result = self._compare_one(ops[0], left, right, loc, node)
+        if len(ops) == 1:
+            return result
+        cond = self.truth(result, loc)
+        rest = self.branch_expr(
+            "and_rhs", lambda: self._compare(right, right_ast, ops[1:], comparators[1:], node),
+            loc)
+        keep = self.branch_expr("and_lhs", lambda: result, loc)
+        return self.switch(cond, rest, keep, loc)
+
+    def _compare_one(self, op, left, right, loc, node):
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            # Only `x is None`, for a constant or a parameter (whose value is None when
+            # the caller passed None or left the default): then `is` is `==`.
+            def is_none(n):
+                return isinstance(n, Constant) and n.value is None
+
+            def simple(n):
+                return isinstance(n, (Constant, Parameter))
+
+            if (is_none(left) and simple(right)) or (is_none(right) and simple(left)):
+                prim = P.eq if isinstance(op, ast.Is) else P.ne
+                return self.apply(prim, left, right, loc=loc)
+            raise MyiaSyntaxError(
+                "`is` is only supported to compare a parameter or a constant with None",
+                loc, hint="use `==` to compare values",
+            )
+        try:
+            prim = COMPARE_OPS[type(op)]
+        except KeyError:
+            raise MyiaSyntaxError(
+                f"the operator `{OPERATOR_SYMBOLS[type(op)]}` is not supported in Myia", loc,
+                hint="compare the elements one by one with `==`",
+            ) from None
+        return self.apply(prim, left, right, loc=loc)
+
+    def visit_Lambda(self, node):
+        graph = make_signature(node, "<lambda>", self.source, self._static_object)
+        self.nested_function(node, graph)
+        return Constant(graph, self.loc(node))
+
+    def visit_Subscript(self, node):
+        loc = self.loc(node)
+        value = self.expr(node.value)
+        return self.apply(P.getitem, value, self._index(node.slice), loc=loc)
+
+    def _index(self, node):
+        """An index: a node, a slice (constant, or make_slice), or a make_tuple of those
+        for several dimensions (`x[1:3, 0]`)."""
+        loc = self.loc(node)
+        if isinstance(node, ast.Slice):
+            parts = [self.expr(p) if p is not None else Constant(None, loc)
+                     for p in (node.lower, node.upper, node.step)]
+            if all(isinstance(p, Constant) and not isinstance(p.value, Graph) for p in parts):
+                return Constant(slice(*(p.value for p in parts)), loc)
+            return self.apply(P.make_slice, *parts, loc=loc)
+        if isinstance(node, ast.Tuple):
+            return self.apply(P.make_tuple, *[self._index(e) for e in node.elts], loc=loc)
+        return self.expr(node)
+
+    # ---- calls ---------------------------------------------------------------------
+
+    def visit_Call(self, node):
+        loc = self.loc(node)
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                raise self.refuse(a, "starred arguments (`f(*args)`) are",
+                                  "pass the arguments one by one")
+        for k in node.keywords:
+            if k.arg is None:
+                raise self.refuse(k, "`**kwargs` arguments are",
+                                  "pass the keyword arguments one by one")
+        func = node.func
+        text = ast.unparse(func)
+        keywords = [(k.arg, self.expr(k.value), self.loc(k)) for k in node.keywords]
+        if isinstance(func, ast.Attribute):
+            _check_dunder(func, self.source)
+            if not isinstance(self._static_object(func.value), types.ModuleType):
+                return self._method_call(node, func, keywords, loc, text)
+        fn = self.expr(func, as_callee=True)
+        args = [self.expr(a) for a in node.args]
+        return self.call(fn, args, keywords, loc, text)
+
+    def _method_call(self, node, func, keywords, loc, text):
+        """`x.sum(axis=0)`: operations.ARRAY_METHODS["sum"](x, axis=0)."""
+        attr = func.attr
+        if attr not in operations.ARRAY_METHODS:
+            raise _unknown_attribute(func, self.loc(func))
+        base = self.expr(func.value)
+        fn = self._operation(operations.ARRAY_METHODS[attr], loc, text)
+        args = [self.expr(a) for a in node.args]
+        if attr in ("reshape", "transpose") and len(args) > 1:
+            args = [self.apply(P.make_tuple, *args, loc=loc)]  # x.reshape(2, 3)
+        return self.call(fn, [base] + args, keywords, loc, text)
+
+    def call(self, fn, args, keywords, loc, text):
+        """Apply `fn` to `args` and `keywords` ([(name, node, loc)]).
+
+        When `fn` is a known graph, keywords are matched to its parameters and missing
+        arguments are filled from its defaults, now: the IR only has positional calls.
+        """
+        graph = fn.value if isinstance(fn, Constant) and isinstance(fn.value, Graph) else None
+        if graph is None:
+            if keywords:
+                if isinstance(fn, Constant) and isinstance(fn.value, Primitive):
+                    raise MyiaSyntaxError(
+                        f"`{text}` takes no keyword arguments", keywords[0][2],
+                        hint="pass the arguments by position")
+                raise MyiaSyntaxError(
+                    f"keyword arguments need a function known at compile time, and "
+                    f"`{text}` is a computed value", keywords[0][2],
+                    hint="pass the arguments by position, or call the function by the "
+                    "name of its `def`")
+            return self.apply(fn, *args, loc=loc)
+        return self.apply(fn, *self._bind(graph, args, keywords, loc, text), loc=loc)
+
+    def _bind(self, graph, args, keywords, loc, text):
+        names = graph.param_names
+        if len(args) > len(names):
+            raise MyiaTypeError(
+                f"`{text}()` takes {len(names)} argument{'s' if len(names) != 1 else ''} "
+                f"but {len(args)} were given", loc)
+        bound = dict(zip(names, args))
+        for name, value, kw_loc in keywords:
+            if name not in names:
+                raise MyiaTypeError(
+                    f"`{text}()` got an unexpected keyword argument `{name}`", kw_loc,
+                    hint=f"its parameters are: {', '.join(names)}")
+            if name in bound:
+                raise MyiaTypeError(
+                    f"`{text}()` got several values for argument `{name}`", kw_loc)
+            bound[name] = value
+        out = []
+        for name in names:
+            if name in bound:
+                out.append(bound[name])
+            elif name in graph.defaults:
+                out.append(Constant(graph.defaults[name], loc))
+            else:
+                raise MyiaTypeError(f"`{text}()` is missing the argument `{name}`", loc)
+        return out
+
+
+def _target_name(target):
+    return target.id if isinstance(target, ast.Name) else "for"
+
+
+def _span(first, last):
+    """An ast-like object spanning from `first` to `last` (for locations)."""
+    return types.SimpleNamespace(
+        lineno=first.lineno, col_offset=first.col_offset,
+        end_lineno=last.end_lineno, end_col_offset=last.end_col_offset)
+
+
+def _unknown_attribute(node, loc):
+    known = sorted(set(operations.ARRAY_ATTRIBUTES) | set(operations.ARRAY_METHODS))
+    return MyiaSyntaxError(
+        f"attribute `.{node.attr}` is not supported (in `{ast.unparse(node)}`)", loc,
+        hint="the supported attributes of arrays are " + ", ".join(f".{k}" for k in known),
+    )

@@ -1,0 +1,192 @@
+"""Global names: from a Python value to an IR node.
+
+A name that is not a local variable of the function (or of an enclosing one) is looked
+up by a `Resolver`: in the function's closure cells, then its module globals, then the
+builtins.  `Resolver.to_node` then turns the Python value into a node, in this order:
+
+    SPECIAL_VALUES             the myia API functions (`myia.grad`...), registered by them
+    Primitive                  Constant(prim)
+    operations.lookup(value)   a primitive, or a function written in the subset (parsed)
+    numpy dtype / float / int  Constant("float32")... when used as a value (`dtype=`)
+    module                     a namespace: only attribute access resolves it
+    Python function            Constant(parse(fn))
+    int, float, str, None, ndarray, NumPy scalar, tuple of these: Constant(value)
+    anything else              an error that says why and what to do
+"""
+
+import builtins
+import sys
+import sysconfig
+import types
+
+import numpy as np
+
+from .. import operations
+from ..errors import MyiaNameError, MyiaSourceError, MyiaSyntaxError, MyiaTypeError
+from ..ir import Constant, Graph
+from ..prim import Primitive
+from ..prim import ops as P
+
+#: Python objects that stand for something else in compiled code: {object: value}, the
+#: value being put in a Constant (a Primitive, a Graph, or any object a later stage knows,
+#: e.g. the macro behind `myia.grad`).  Filled by the modules that define such objects,
+#: through `register_special`; the parser itself knows none of them.
+SPECIAL_VALUES = {}
+
+
+def register_special(obj, value):
+    """Make `obj`, when user code names it, compile to `Constant(value)`."""
+    SPECIAL_VALUES[obj] = value
+
+
+_UNSET = object()
+
+SUPPORTED_HINT = (
+    "the Python and NumPy functions Myia supports are listed in "
+    "myia.operations.PYTHON_TO_MYIA; functions you write in the subset work too"
+)
+
+
+class Resolver:
+    """Looks up the global names of one Python function.
+
+    `globals` is the module namespace (any mapping, e.g. the kernel session's), and
+    `closure` the values of the function's Python closure cells (treated like globals).
+    """
+
+    def __init__(self, globals, closure=None):
+        self.globals = globals
+        self.closure = closure or {}
+
+    @classmethod
+    def for_function(cls, fn):
+        closure = {}
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                closure[name] = cell.cell_contents
+            except ValueError:  # an empty cell: the name is unbound at this time
+                pass
+        return cls(fn.__globals__, closure)
+
+    def lookup(self, name):
+        """The Python value of a global `name`, or `_UNSET`."""
+        if name in self.closure:
+            return self.closure[name]
+        if name in self.globals:
+            return self.globals[name]
+        return getattr(builtins, name, _UNSET)
+
+    def known_names(self):
+        return list(self.closure) + list(self.globals) + dir(builtins)
+
+    # ---- Python value -> node ----------------------------------------------------
+
+    def to_node(self, value, graph, loc, text, as_callee=False):
+        """The node standing for the Python `value` (named `text` in the source).
+
+        `graph` is where a tuple of functions gets its `make_tuple`; `as_callee` is
+        true when the value is called (`float(x)` is a conversion, `dtype=float` a dtype).
+        """
+        special = _get(SPECIAL_VALUES, value)
+        if special is not None:
+            return Constant(special, loc)
+        if isinstance(value, Primitive):
+            return Constant(value, loc)
+        if not as_callee and _get(operations.DTYPE_NAMES, value) is not None:
+            return Constant(operations.DTYPE_NAMES[value], loc)
+        mapped = operations.lookup(value)
+        if mapped is not None:
+            if isinstance(mapped, Primitive):
+                return Constant(mapped, loc)
+            return Constant(parse_function(mapped), loc)
+        if isinstance(value, types.ModuleType):
+            raise MyiaSyntaxError(
+                f"module `{text}` cannot be used as a value", loc,
+                hint=f"use one of its functions or constants, e.g. `{text}.something`",
+            )
+        if isinstance(value, types.FunctionType) and not _is_library_function(value):
+            return Constant(parse_function(value), loc)
+        if isinstance(value, Graph):
+            return Constant(value, loc)
+        if _is_constant_data(value):
+            return Constant(value, loc)
+        if isinstance(value, tuple):
+            nodes = [self.to_node(v, graph, loc, f"{text}[{i}]") for i, v in enumerate(value)]
+            return graph.apply(P.make_tuple, *nodes, loc=loc)
+        raise self._unsupported(value, loc, text)
+
+    def _unsupported(self, value, loc, text):
+        if value is range:
+            return MyiaSyntaxError(
+                "`range` is only supported as the iterable of a `for` loop", loc,
+                hint="write `for i in range(...):`",
+            )
+        if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType,
+                              np.ufunc)) or type(value).__name__ == "_ArrayFunctionDispatcher":
+            what = "a builtin function"
+        elif isinstance(value, types.FunctionType):
+            what = f"a function of the library `{value.__module__}`"
+        elif isinstance(value, type):
+            what = "a class"
+        elif callable(value):
+            what = f"a callable object of type {type(value).__name__}"
+        else:
+            hint = "use numbers, strings, None, NumPy arrays or tuples of them"
+            if isinstance(value, list):
+                hint = "use a tuple instead of a list"
+            return MyiaTypeError(
+                f"cannot compile `{text}`: a value of type {type(value).__name__} is "
+                f"not supported", loc, hint=hint,
+            )
+        return MyiaSourceError(
+            f"cannot compile `{text}`: it is {what} and Myia has no equivalent", loc,
+            hint=SUPPORTED_HINT,
+        )
+
+
+def name_error(name, loc, candidates):
+    import difflib
+
+    close = difflib.get_close_matches(name, [c for c in candidates if isinstance(c, str)],
+                                      n=1)
+    hint = f"did you mean `{close[0]}`?" if close else "define it before using it"
+    return MyiaNameError(f"name `{name}` is not defined", loc, hint=hint)
+
+
+def _get(mapping, value):
+    try:
+        return mapping.get(value)
+    except TypeError:  # unhashable values (ndarray...) are in no table
+        return None
+
+
+def _is_constant_data(value):
+    if value is None or isinstance(value, (bool, int, float, complex, str, np.ndarray,
+                                           np.generic, slice, type(Ellipsis))):
+        return True
+    return isinstance(value, tuple) and all(_is_constant_data(v) for v in value)
+
+
+_LIBRARY_DIRS = tuple(
+    p for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib",
+                                                       "platlib")} if p
+)
+
+
+def _is_library_function(fn):
+    """A Python function of NumPy, the standard library or an installed package: we do
+    not try to compile their source (it is outside the subset); only the functions
+    mapped in `myia.operations` stand for them."""
+    module = (getattr(fn, "__module__", None) or "").split(".")[0]
+    if module == "myia":
+        return False
+    if module in sys.stdlib_module_names or module in ("numpy", "scipy"):
+        return True
+    filename = fn.__code__.co_filename
+    return any(filename.startswith(d) for d in _LIBRARY_DIRS) or "site-packages" in filename
+
+
+def parse_function(fn):
+    from .parse import parse
+
+    return parse(fn)

@@ -1,0 +1,324 @@
+"""Arithmetic, elementwise: on Python scalars and on NumPy arrays (with broadcasting).
+
+Semantics: float operations follow IEEE 754 as NumPy does (1.0 / 0.0 is inf, the log
+of a negative number is nan); integer division or modulo by zero is an error.
+Each bprop returns one sensitivity per input, passed through `unbroadcast` so that it
+has the input's shape (and is zero for integer inputs).
+"""
+
+import operator
+
+import numpy as np
+
+from ..errors import MyiaValueError
+from .grad_ops import zeros_like
+from .logic import eq, gt, lt
+from .primitive import Primitive, bprop, jvp
+from .shape import unbroadcast
+
+
+def _is_int(x):
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _any_array(x, y):
+    return isinstance(x, np.ndarray) or isinstance(y, np.ndarray)
+
+
+def _check_int_divisor(x, y, what):
+    if _is_int(y) and y == 0 and _is_int(x):
+        raise MyiaValueError(f"integer {what} by zero")
+
+
+def _truediv(x, y):
+    if _any_array(x, y) or y != 0:
+        return x / y
+    return np.float64(x) / np.float64(y)  # IEEE: inf or nan, no exception
+
+
+def _floordiv(x, y):
+    _check_int_divisor(x, y, "division")
+    if _any_array(x, y) or y == 0:
+        return np.floor_divide(x, y)
+    return x // y
+
+
+def _mod(x, y):
+    _check_int_divisor(x, y, "modulo")
+    if _any_array(x, y) or y == 0:
+        return np.mod(x, y)
+    return x % y
+
+
+def _pow(x, y):
+    if _is_int(x) and _is_int(y):
+        return x ** y if y >= 0 else float(x) ** y
+    if _any_array(x, y):
+        return np.power(x, y)
+    return float(np.power(np.float64(x), np.float64(y)))
+
+
+add = Primitive("add", operator.add, "x + y")
+sub = Primitive("sub", operator.sub, "x - y")
+mul = Primitive("mul", operator.mul, "x * y")
+truediv = Primitive("truediv", _truediv, "x / y")
+floordiv = Primitive("floordiv", _floordiv, "x // y", nondiff=True)
+mod = Primitive("mod", _mod, "x % y")
+pow = Primitive("pow", _pow, "x ** y")
+neg = Primitive("neg", operator.neg, "-x")
+
+
+@bprop(add)
+def bprop_add(x, y, out, dout):
+    return (unbroadcast(dout, x), unbroadcast(dout, y))
+
+
+@jvp(add)
+def jvp_add(x, y, dx, dy):
+    return dx + dy
+
+
+@bprop(sub)
+def bprop_sub(x, y, out, dout):
+    return (unbroadcast(dout, x), unbroadcast(-dout, y))
+
+
+@jvp(sub)
+def jvp_sub(x, y, dx, dy):
+    return dx - dy
+
+
+@bprop(mul)
+def bprop_mul(x, y, out, dout):
+    return (unbroadcast(dout * y, x), unbroadcast(x * dout, y))
+
+
+@jvp(mul)
+def jvp_mul(x, y, dx, dy):
+    return dx * y + x * dy
+
+
+@bprop(truediv)
+def bprop_truediv(x, y, out, dout):
+    return (unbroadcast(dout / y, x), unbroadcast(-dout * out / y, y))
+
+
+@jvp(truediv)
+def jvp_truediv(x, y, dx, dy):
+    return (dx - x / y * dy) / y
+
+
+@bprop(mod)
+def bprop_mod(x, y, out, dout):
+    return (unbroadcast(dout, x), unbroadcast(-dout * floor(x / y), y))
+
+
+@jvp(mod)
+def jvp_mod(x, y, dx, dy):
+    return dx - dy * floor(x / y)
+
+
+@bprop(pow)
+def bprop_pow(x, y, out, dout):
+    # d/dy x**y = x**y log x, taken as 0 where x <= 0 (where it is undefined)
+    return (unbroadcast(dout * y * x ** (y - 1), x),
+            unbroadcast(dout * out * log(where(x > 0, x, 1.0)), y))
+
+
+@jvp(pow)
+def jvp_pow(x, y, dx, dy):
+    return dx * y * x ** (y - 1) + dy * x ** y * log(where(x > 0, x, 1.0))
+
+
+@bprop(neg)
+def bprop_neg(x, out, dout):
+    return (-dout,)
+
+
+@jvp(neg)
+def jvp_neg(x, dx):
+    return -dx
+
+
+def _unary(np_fn):
+    def impl(x):
+        if isinstance(x, np.ndarray):
+            return np_fn(x)
+        return float(np_fn(np.float64(x)))
+
+    impl.__name__ = np_fn.__name__
+    return impl
+
+
+exp = Primitive("exp", _unary(np.exp), "e ** x")
+log = Primitive("log", _unary(np.log), "natural logarithm")
+sin = Primitive("sin", _unary(np.sin))
+cos = Primitive("cos", _unary(np.cos))
+tan = Primitive("tan", _unary(np.tan))
+tanh = Primitive("tanh", _unary(np.tanh))
+sqrt = Primitive("sqrt", _unary(np.sqrt))
+arctan = Primitive("arctan", _unary(np.arctan))
+
+
+@bprop(exp)
+def bprop_exp(x, out, dout):
+    return (dout * out,)
+
+
+@jvp(exp)
+def jvp_exp(x, dx):
+    return dx * exp(x)
+
+
+@bprop(log)
+def bprop_log(x, out, dout):
+    return (dout / x,)
+
+
+@jvp(log)
+def jvp_log(x, dx):
+    return dx / x
+
+
+@bprop(sin)
+def bprop_sin(x, out, dout):
+    return (dout * cos(x),)
+
+
+@jvp(sin)
+def jvp_sin(x, dx):
+    return dx * cos(x)
+
+
+@bprop(cos)
+def bprop_cos(x, out, dout):
+    return (-dout * sin(x),)
+
+
+@jvp(cos)
+def jvp_cos(x, dx):
+    return -dx * sin(x)
+
+
+@bprop(tan)
+def bprop_tan(x, out, dout):
+    return (dout * (1.0 + out * out),)
+
+
+@jvp(tan)
+def jvp_tan(x, dx):
+    return dx * (1.0 + tan(x) * tan(x))
+
+
+@bprop(tanh)
+def bprop_tanh(x, out, dout):
+    return (dout * (1.0 - out * out),)
+
+
+@jvp(tanh)
+def jvp_tanh(x, dx):
+    return dx * (1.0 - tanh(x) * tanh(x))
+
+
+@bprop(sqrt)
+def bprop_sqrt(x, out, dout):
+    return (dout / (2.0 * out),)
+
+
+@jvp(sqrt)
+def jvp_sqrt(x, dx):
+    return dx / (2.0 * sqrt(x))
+
+
+@bprop(arctan)
+def bprop_arctan(x, out, dout):
+    return (dout / (1.0 + x * x),)
+
+
+@jvp(arctan)
+def jvp_arctan(x, dx):
+    return dx / (1.0 + x * x)
+
+
+def _sign(x):
+    if isinstance(x, np.ndarray):
+        return np.sign(x)
+    return type(x)((x > 0) - (x < 0))
+
+
+abs = Primitive("abs", lambda x: np.abs(x) if isinstance(x, np.ndarray) else operator.abs(x))
+sign = Primitive("sign", _sign, "-1, 0 or 1", nondiff=True)
+floor = Primitive("floor", lambda x: np.floor(x) if isinstance(x, np.ndarray) else float(np.floor(x)),
+                  nondiff=True)
+
+
+@bprop(abs)
+def bprop_abs(x, out, dout):
+    return (unbroadcast(dout * sign(x), x),)
+
+
+@jvp(abs)
+def jvp_abs(x, dx):
+    return dx * sign(x)
+
+
+def _maximum(x, y):
+    if _any_array(x, y):
+        return np.maximum(x, y)
+    return x if x >= y else y
+
+
+def _minimum(x, y):
+    if _any_array(x, y):
+        return np.minimum(x, y)
+    return x if x <= y else y
+
+
+maximum = Primitive("maximum", _maximum, "elementwise max")
+minimum = Primitive("minimum", _minimum, "elementwise min")
+
+
+def _where(c, x, y):
+    if _any_array(c, x) or isinstance(y, np.ndarray):
+        return np.where(c, x, y)
+    return x if c else y
+
+
+where = Primitive("where", _where, "elementwise select: cond ? x : y")
+
+
+# At a tie, max and min split the sensitivity evenly between x and y (as autograd and
+# JAX do), so that the gradient is the average of the two one-sided ones.
+@bprop(maximum)
+def bprop_maximum(x, y, out, dout):
+    share = where(gt(x, y), 1.0, where(eq(x, y), 0.5, 0.0))
+    return (unbroadcast(dout * share, x), unbroadcast(dout * (1.0 - share), y))
+
+
+@jvp(maximum)
+def jvp_maximum(x, y, dx, dy):
+    share = where(gt(x, y), 1.0, where(eq(x, y), 0.5, 0.0))
+    return dx * share + dy * (1.0 - share)
+
+
+@bprop(minimum)
+def bprop_minimum(x, y, out, dout):
+    share = where(lt(x, y), 1.0, where(eq(x, y), 0.5, 0.0))
+    return (unbroadcast(dout * share, x), unbroadcast(dout * (1.0 - share), y))
+
+
+@jvp(minimum)
+def jvp_minimum(x, y, dx, dy):
+    share = where(lt(x, y), 1.0, where(eq(x, y), 0.5, 0.0))
+    return dx * share + dy * (1.0 - share)
+
+
+@bprop(where)
+def bprop_where(c, x, y, out, dout):
+    return (zeros_like(c), unbroadcast(where(c, dout, 0.0), x), unbroadcast(where(c, 0.0, dout), y))
+
+
+
+@jvp(where)
+def jvp_where(c, x, y, dc, dx, dy):
+    return where(c, dx, dy)

@@ -1,0 +1,84 @@
+"""Reductions and matrix products.  (Elementwise operations are in `arith`, shapes
+and creation in `shape`.)"""
+
+import numpy as np
+
+from ..errors import MyiaShapeError
+from .arith import eq
+from .grad_ops import zeros_like
+from .primitive import Primitive, bprop, jvp
+from .shape import (_as_array, _axes, broadcast_to, ndim, reduced_shape, reshape, shape,
+                    transpose)
+
+
+def _reduce(np_fn):
+    def impl(x, axis, keepdims):
+        x = _as_array(x)
+        _axes(axis, x.ndim)  # checks the axes
+        out = np_fn(x, axis=axis, keepdims=keepdims)
+        return out[()] if isinstance(out, np.ndarray) and out.ndim == 0 else out
+
+    return impl
+
+
+reduce_sum = Primitive("reduce_sum", _reduce(np.sum), "np.sum(x, axis, keepdims)")
+reduce_max = Primitive("reduce_max", _reduce(np.max), "np.max(x, axis, keepdims)")
+
+
+@bprop(reduce_sum)
+def bprop_reduce_sum(x, axis, keepdims, out, dout):
+    d = broadcast_to(reshape(dout, reduced_shape(shape(x), axis)), shape(x))
+    return (d, zeros_like(axis), False)
+
+
+@jvp(reduce_sum)
+def jvp_reduce_sum(x, axis, keepdims, dx, daxis, dkeepdims):
+    return reduce_sum(dx, axis, keepdims)
+
+
+@bprop(reduce_max)
+def bprop_reduce_max(x, axis, keepdims, out, dout):
+    # ties share the sensitivity evenly
+    kept = reduced_shape(shape(x), axis)
+    mask = eq(x, reshape(out, kept)) * 1.0
+    count = reduce_sum(mask, axis, True)
+    d = mask * reshape(dout, kept) / count
+    return (d, zeros_like(axis), False)
+
+
+@jvp(reduce_max)
+def jvp_reduce_max(x, axis, keepdims, dx, daxis, dkeepdims):
+    kept = reduced_shape(shape(x), axis)
+    mask = eq(x, reshape(reduce_max(x, axis, True), kept)) * 1.0
+    return reduce_sum(mask * dx, axis, keepdims) / reduce_sum(mask, axis, keepdims)
+
+
+def _dot(a, b):
+    a = _as_array(a)
+    b = _as_array(b)
+    if a.ndim > 2 or b.ndim > 2 or a.ndim == 0 or b.ndim == 0:
+        raise MyiaShapeError(f"dot supports 1-d and 2-d arrays, got shapes {a.shape} and {b.shape}")
+    if a.shape[-1] != b.shape[0]:
+        raise MyiaShapeError(f"shapes {a.shape} and {b.shape} are not aligned for a matrix product")
+    out = np.dot(a, b)
+    return out[()] if isinstance(out, np.ndarray) and out.ndim == 0 else out
+
+
+dot = Primitive("dot", _dot, "matrix product of 1-d and 2-d arrays (np.dot, @)")
+
+
+@bprop(dot)
+def bprop_dot(a, b, out, dout):
+    # As a product of matrices, with 1-d operands as a row (a) or a column (b).
+    a2 = reshape(a, (1, -1)) if ndim(a) == 1 else a
+    b2 = reshape(b, (-1, 1)) if ndim(b) == 1 else b
+    d2 = reshape(dout, shape(dot(a2, b2)))
+    da = dot(d2, transpose(b2, None))
+    db = dot(transpose(a2, None), d2)
+    return (reshape(da, shape(a)), reshape(db, shape(b)))
+
+
+
+@jvp(dot)
+def jvp_dot(a, b, da, db):
+    return dot(da, b) + dot(a, db)

@@ -1,0 +1,67 @@
+"""Comparisons, logic and conversions between scalar types."""
+
+import operator
+
+import numpy as np
+
+from ..errors import MyiaTypeError, MyiaValueError
+from .primitive import Primitive, bprop, jvp
+from .shape import unbroadcast
+
+eq = Primitive("eq", operator.eq, "x == y", nondiff=True)
+ne = Primitive("ne", operator.ne, "x != y", nondiff=True)
+lt = Primitive("lt", operator.lt, "x < y", nondiff=True)
+le = Primitive("le", operator.le, "x <= y", nondiff=True)
+gt = Primitive("gt", operator.gt, "x > y", nondiff=True)
+ge = Primitive("ge", operator.ge, "x >= y", nondiff=True)
+
+
+def _not(x):
+    if isinstance(x, np.ndarray):
+        return np.logical_not(x)
+    return not x
+
+
+def _truth(x):
+    """The truth value of a condition: scalars only (like NumPy, an array of more
+    than one element is ambiguous)."""
+    if isinstance(x, np.ndarray):
+        if x.size != 1:
+            raise MyiaValueError(
+                f"the truth value of an array of shape {x.shape} is ambiguous",
+                hint="use np.any(...) or np.all(...), or compare one element")
+        return bool(x)
+    if isinstance(x, tuple):
+        return len(x) > 0
+    return bool(x)
+
+
+def _to_int(x):
+    if isinstance(x, np.ndarray):
+        return x.astype(np.int64)
+    return int(x)
+
+
+def _to_float(x):
+    if isinstance(x, np.ndarray):
+        return x.astype(np.float64)
+    if isinstance(x, tuple):
+        raise MyiaTypeError("float() of a tuple")
+    return float(x)
+
+
+not_ = Primitive("not", _not, "logical negation", nondiff=True)
+truth = Primitive("truth", _truth, "the truth value of a condition (bool(x))", nondiff=True)
+to_int = Primitive("to_int", _to_int, "int(x), truncating", nondiff=True)
+to_float = Primitive("to_float", _to_float, "float(x)")
+
+
+@bprop(to_float)
+def bprop_to_float(x, out, dout):
+    return (unbroadcast(dout, x),)
+
+
+
+@jvp(to_float)
+def jvp_to_float(x, dx):
+    return to_float(dx)

@@ -1,0 +1,248 @@
+"""Shapes, broadcasting, dtypes and array creation.
+
+`unbroadcast(d, x)` is what every elementwise bprop uses: the part of the sensitivity
+`d` (shaped like the broadcast output) that belongs to the input `x`.
+"""
+
+import numpy as np
+
+from ..errors import MyiaShapeError, MyiaTypeError
+from .grad_ops import zeros_like
+from .primitive import Primitive, bprop, jvp
+
+DTYPES = {"float64": np.float64, "float32": np.float32, "int64": np.int64, "bool": np.bool_}
+
+
+def _as_array(x):
+    return x if isinstance(x, np.ndarray) else np.asarray(x)
+
+
+def _scalar_if_0d(x):
+    return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
+
+
+def _is_integral(x):
+    return isinstance(x, (bool, int, np.integer, np.bool_)) or (
+        isinstance(x, np.ndarray) and x.dtype.kind in "biu")
+
+
+# ---- queries (not differentiable) -------------------------------------------------
+
+def _dtype(x):
+    if isinstance(x, np.ndarray):
+        return x.dtype.name
+    if isinstance(x, (bool, np.bool_)):
+        return "bool"
+    if isinstance(x, (int, np.integer)):
+        return "int64"
+    if isinstance(x, np.float32):
+        return "float32"
+    return "float64"
+
+
+shape = Primitive("shape", lambda x: tuple(np.shape(x)), "x.shape", nondiff=True)
+ndim = Primitive("ndim", lambda x: np.ndim(x), "x.ndim", nondiff=True)
+dtype = Primitive("dtype", _dtype, "the dtype name of x", nondiff=True)
+
+
+def _axes(axis, rank):
+    if axis is None:
+        return tuple(range(rank))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    for a in axes:
+        if not -rank <= a < rank:
+            raise MyiaShapeError(f"axis {a} is out of bounds for an array of rank {rank}")
+    return tuple(a % rank for a in axes)
+
+
+def _reduced_size(shp, axis):
+    n = 1
+    for a in _axes(axis, len(shp)):
+        n *= shp[a]
+    return n
+
+
+def _reduced_shape(shp, axis):
+    axes = _axes(axis, len(shp))
+    return tuple(1 if i in axes else n for i, n in enumerate(shp))
+
+
+def _inverse_axes(axes):
+    return None if axes is None else tuple(int(i) for i in np.argsort(axes))
+
+
+reduced_size = Primitive("reduced_size", _reduced_size,
+                         "how many elements a reduction over axis combines", nondiff=True)
+reduced_shape = Primitive("reduced_shape", _reduced_shape,
+                          "the shape of a reduction over axis with keepdims", nondiff=True)
+inverse_axes = Primitive("inverse_axes", _inverse_axes,
+                         "the permutation that undoes transpose(x, axes)", nondiff=True)
+
+
+# ---- creation ---------------------------------------------------------------------
+
+def _full(shp, value, dt):
+    if dt not in DTYPES:
+        raise MyiaTypeError(f"unsupported dtype {dt!r}; use one of {', '.join(DTYPES)}")
+    return np.full(shp, value, dtype=DTYPES[dt])
+
+
+full = Primitive("full", _full, "np.full(shape, value, dtype)", nondiff=True)
+
+
+# ---- reshaping --------------------------------------------------------------------
+
+def _reshape(x, shp):
+    x = _as_array(x)
+    try:
+        return _scalar_if_0d(x.reshape(shp))
+    except ValueError:
+        raise MyiaShapeError(f"cannot reshape an array of shape {x.shape} into shape {shp}") from None
+
+
+reshape = Primitive("reshape", _reshape, "x.reshape(shape)")
+
+
+@bprop(reshape)
+def bprop_reshape(x, shp, out, dout):
+    return (reshape(dout, shape(x)), zeros_like(shp))
+
+
+@jvp(reshape)
+def jvp_reshape(x, shp, dx, dshp):
+    return reshape(dx, shp)
+
+
+def _transpose(x, axes):
+    x = _as_array(x)
+    if axes is not None and sorted(axes) != list(range(x.ndim)):
+        raise MyiaShapeError(f"axes {axes} are not a permutation of the {x.ndim} axes of the array")
+    return np.transpose(x, axes)
+
+
+transpose = Primitive("transpose", _transpose, "np.transpose(x, axes); axes None reverses")
+
+
+@bprop(transpose)
+def bprop_transpose(x, axes, out, dout):
+    return (transpose(dout, inverse_axes(axes)), zeros_like(axes))
+
+
+@jvp(transpose)
+def jvp_transpose(x, axes, dx, daxes):
+    return transpose(dx, axes)
+
+
+def _broadcast_to(x, shp):
+    if shp == () and not isinstance(x, np.ndarray):
+        return x
+    try:
+        return np.broadcast_to(x, shp).copy()
+    except ValueError:
+        raise MyiaShapeError(f"cannot broadcast shape {np.shape(x)} to {shp}") from None
+
+
+broadcast_to = Primitive("broadcast_to", _broadcast_to, "np.broadcast_to(x, shape)")
+
+
+def _sum_to(x, shp):
+    """Sum `x` down to `shp` (undo the broadcasting of `shp` to x.shape)."""
+    shp = tuple(shp)
+    if np.shape(x) == shp:
+        return x
+    x = _as_array(x)
+    lead = x.ndim - len(shp)
+    if lead < 0:
+        raise MyiaShapeError(f"cannot sum shape {x.shape} down to {shp}")
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shp) if n == 1 and x.shape[i + lead] != 1)
+    return _scalar_if_0d(np.sum(x, axis=axes).reshape(shp))
+
+
+sum_to = Primitive("sum_to", _sum_to, "sum x down to shape (undoes broadcasting)")
+
+
+@bprop(broadcast_to)
+def bprop_broadcast_to(x, shp, out, dout):
+    return (unbroadcast(dout, x), zeros_like(shp))
+
+
+@jvp(broadcast_to)
+def jvp_broadcast_to(x, shp, dx, dshp):
+    return broadcast_to(dx, shp)
+
+
+@bprop(sum_to)
+def bprop_sum_to(x, shp, out, dout):
+    return (broadcast_to(dout, shape(x)), zeros_like(shp))
+
+
+@jvp(sum_to)
+def jvp_sum_to(x, shp, dx, dshp):
+    return sum_to(dx, shp)
+
+
+def _unbroadcast(d, x):
+    if _is_integral(x):
+        return zeros_like.impl(x)
+    if isinstance(x, np.ndarray):
+        return _sum_to(d, x.shape).astype(x.dtype, copy=False)
+    if isinstance(d, np.ndarray):
+        return type(x)(np.sum(d))
+    return d
+
+
+unbroadcast = Primitive(
+    "unbroadcast", _unbroadcast,
+    "the part of sensitivity d that belongs to input x: summed down to x's shape, "
+    "zero when x is an integer")
+
+
+@bprop(unbroadcast)
+def bprop_unbroadcast(d, x, out, dout):
+    return (unbroadcast(broadcast_to(dout, shape(d)), d), zeros_like(x))
+
+
+@jvp(unbroadcast)
+def jvp_unbroadcast(d, x, dd, dx):
+    return unbroadcast(dd, x)
+
+
+def _astype(x, dt):
+    return _scalar_if_0d(_as_array(x).astype(DTYPES[dt])) if not isinstance(x, np.ndarray) \
+        else x.astype(DTYPES[dt])
+
+
+astype = Primitive("astype", _astype, "x.astype(dtype)")
+
+
+@bprop(astype)
+def bprop_astype(x, dt, out, dout):
+    return (unbroadcast(dout, x), zeros_like(dt))
+
+
+@jvp(astype)
+def jvp_astype(x, dt, dx, ddt):
+    return astype(dx, dt)
+
+
+def _array_to_scalar(x):
+    x = _as_array(x)
+    if x.size != 1:
+        raise MyiaShapeError(f"expected an array of one element, got shape {x.shape}")
+    return x.reshape(())[()]
+
+
+array_to_scalar = Primitive("array_to_scalar", _array_to_scalar,
+                            "the element of a 1-element array")
+
+
+@bprop(array_to_scalar)
+def bprop_array_to_scalar(x, out, dout):
+    return (broadcast_to(dout, shape(x)),)
+
+
+
+@jvp(array_to_scalar)
+def jvp_array_to_scalar(x, dx):
+    return array_to_scalar(dx)

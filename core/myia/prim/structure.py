@@ -1,0 +1,165 @@
+"""Tuples, indexing, control flow and checks."""
+
+import numpy as np
+
+from ..errors import MyiaAssertionError, MyiaTypeError, MyiaValueError
+from .grad_ops import zeros_like
+from .primitive import Primitive, bprop, jvp
+
+
+def _switch(cond, if_true, if_false):
+    if not isinstance(cond, (bool, np.bool_)):
+        raise MyiaTypeError(f"switch expects a bool condition, got {type(cond).__name__}")
+    return if_true if cond else if_false
+
+
+switch = Primitive("switch", _switch, "cond ? x : y, for a bool cond (both are evaluated)")
+
+
+@bprop(switch)
+def bprop_switch(cond, x, y, out, dout):
+    return (False, switch(cond, dout, zeros_like(x)), switch(cond, zeros_like(y), dout))
+
+
+@jvp(switch)
+def jvp_switch(cond, x, y, dcond, dx, dy):
+    return switch(cond, dx, dy)
+
+
+# make_tuple takes any number of inputs: its bprop is built per arity by myia.ad.
+make_tuple = Primitive("make_tuple", lambda *xs: xs, "(x, y, ...)")
+
+
+def _check_tuple(t, what):
+    if not isinstance(t, tuple):
+        raise MyiaTypeError(f"{what} expects a tuple, got a {type(t).__name__}")
+
+
+def _tuple_getitem(t, i):
+    _check_tuple(t, "tuple_getitem")
+    try:
+        return t[i]
+    except IndexError:
+        raise MyiaValueError(f"tuple index {i} out of range for a tuple of length {len(t)}") from None
+
+
+def _tuple_setitem(t, i, v):
+    _check_tuple(t, "tuple_setitem")
+    return t[:i] + (v,) + t[i + 1:] if i != -1 else t[:-1] + (v,)
+
+
+tuple_getitem = Primitive("tuple_getitem", _tuple_getitem, "t[i] for a constant i")
+tuple_setitem = Primitive("tuple_setitem", _tuple_setitem, "t with element i replaced by v")
+tuple_tail = Primitive("tuple_tail", lambda t: t[1:], "t[1:]")
+tuple_cons = Primitive("tuple_cons", lambda h, t: (h, *t), "(h, *t)")
+
+
+@bprop(tuple_getitem)
+def bprop_tuple_getitem(t, i, out, dout):
+    return (tuple_setitem(zeros_like(t), i, dout), 0)
+
+
+@jvp(tuple_getitem)
+def jvp_tuple_getitem(t, i, dt, di):
+    return tuple_getitem(dt, i)
+
+
+@bprop(tuple_setitem)
+def bprop_tuple_setitem(t, i, v, out, dout):
+    return (tuple_setitem(dout, i, zeros_like(v)), 0, tuple_getitem(dout, i))
+
+
+@jvp(tuple_setitem)
+def jvp_tuple_setitem(t, i, v, dt, di, dv):
+    return tuple_setitem(dt, i, dv)
+
+
+@bprop(tuple_tail)
+def bprop_tuple_tail(t, out, dout):
+    return (tuple_cons(zeros_like(tuple_getitem(t, 0)), dout),)
+
+
+@jvp(tuple_tail)
+def jvp_tuple_tail(t, dt):
+    return tuple_tail(dt)
+
+
+@bprop(tuple_cons)
+def bprop_tuple_cons(h, t, out, dout):
+    return (tuple_getitem(dout, 0), tuple_tail(dout))
+
+
+@jvp(tuple_cons)
+def jvp_tuple_cons(h, t, dh, dt):
+    return tuple_cons(dh, dt)
+
+
+def _getitem(x, index):
+    if isinstance(x, tuple):
+        if isinstance(index, slice):
+            return x[index]
+        return _tuple_getitem(x, index)
+    if isinstance(x, np.ndarray):
+        try:
+            out = x[index]
+        except IndexError:
+            raise MyiaValueError(f"index {index!r} is out of range for an array of shape {x.shape}") from None
+        return out
+    raise MyiaTypeError(f"cannot index a value of type {type(x).__name__}")
+
+
+def _getitem_grad(x, index, d):
+    """The sensitivity of x[index] is d; this is the sensitivity of x."""
+    if isinstance(x, tuple):
+        z = list(zeros_like.impl(x))
+        if isinstance(index, slice):
+            z[index] = d
+        else:
+            z[index] = d
+        return tuple(z)
+    out = np.zeros_like(x)
+    np.add.at(out, index, d)
+    return out
+
+
+getitem = Primitive("getitem", _getitem, "x[index] for a tuple or an array")
+getitem_grad = Primitive("getitem_grad", _getitem_grad,
+                         "zeros like x, with the sensitivity d added at index")
+
+
+@bprop(getitem)
+def bprop_getitem(x, index, out, dout):
+    return (getitem_grad(x, index, dout), zeros_like(index))
+
+
+@jvp(getitem)
+def jvp_getitem(x, index, dx, dindex):
+    return getitem(dx, index)
+
+
+@bprop(getitem_grad)
+def bprop_getitem_grad(x, index, d, out, dout):
+    return (zeros_like(x), zeros_like(index), getitem(dout, index))
+
+
+@jvp(getitem_grad)
+def jvp_getitem_grad(x, index, d, dx, dindex, dd):
+    return getitem_grad(x, index, dd)
+
+
+def _assert(cond, message):
+    if not cond:
+        raise MyiaAssertionError(f"assertion failed{': ' + str(message) if message else ''}")
+    return True
+
+
+def _len(x):
+    if isinstance(x, (tuple, np.ndarray)):
+        return len(x)
+    raise MyiaTypeError(f"len() of a {type(x).__name__}")
+
+
+make_slice = Primitive("make_slice", lambda a, b, c: slice(a, b, c), "slice(start, stop, step)",
+                       nondiff=True)
+len_ = Primitive("len", _len, "len(x) of a tuple or an array", nondiff=True)
+assert_ = Primitive("assert", _assert, "raise if cond is false", nondiff=True)

@@ -1,0 +1,1 @@
+"""The Myia Jupyter kernel and terminal REPL."""
