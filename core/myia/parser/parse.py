@@ -303,6 +303,7 @@ class Parser:
         # bound to their graph everywhere in the function: nested functions defined
         # before them can call them (mutual recursion).  Their graphs exist from now on.
         self.static_defs = {}
+        self.static_used = {}  # {name: loc of the first use}
         self.defined = set()
         for stmt in self.body or ():
             if isinstance(stmt, ast.FunctionDef) and counts[stmt.name] == 1:
@@ -373,18 +374,32 @@ class Parser:
             p = p.parent
         return False
 
+    def visible_locals(self):
+        """The local names of this function and the enclosing ones (for hints)."""
+        p = self
+        while p is not None:
+            yield from p.local_names
+            p = p.parent
+
     def _static_object(self, expr):
         """The Python object that `expr` names if it is a global name or a module
         attribute path (`np.linalg.inv`), else _NOT_STATIC."""
         if isinstance(expr, ast.Name):
             if self._is_local(expr.id):
                 return _NOT_STATIC
-            return _global_static(self.resolver, self.source, expr)
+            return self.global_value(expr.id, self.loc(expr))
         if isinstance(expr, ast.Attribute):
             return _module_attribute(self._static_object(expr.value), expr, self.source)
         return _NOT_STATIC
 
-    def lookup(self, name, loc, as_callee=False, block=None, nested=False):
+    def global_value(self, name, loc):
+        """The Python value of a global name (of the module, closure cells, builtins)."""
+        value = self.resolver.lookup(name)
+        if value is _UNSET:
+            raise name_error(name, loc, [*self.visible_locals(), *self.resolver.known_names()])
+        return value
+
+    def lookup(self, name, loc, as_callee=False, block=None, nested=False, origin=None):
         """The node that the name `name` stands for when read in `block` (default: the
         current block).  `nested`: the read comes from a nested function."""
         block = block or self.block
@@ -394,14 +409,14 @@ class Parser:
                     f"function `{name}` is used before its definition", loc,
                     hint="move the `def` above this line",
                 )
+            self.static_used.setdefault(name, loc)
             return Constant(self.static_defs[name], loc)
         if name in self.local_names:
             return block.read(name, loc, closure=nested)
         if self.parent is not None:
-            return self.parent.lookup(name, loc, as_callee, self.parent_block, nested=True)
-        value = self.resolver.lookup(name)
-        if value is _UNSET:
-            raise name_error(name, loc, self.resolver.known_names())
+            return self.parent.lookup(name, loc, as_callee, self.parent_block, nested=True,
+                                      origin=origin or self)
+        value = (origin or self).global_value(name, loc)
         # (A global tuple of functions becomes a make_tuple in the current block: for a
         # read from a nested function, the block of the def; it is a free variable then.)
         return self.resolver.to_node(value, block.graph, loc, name, as_callee)
@@ -423,6 +438,12 @@ class Parser:
             if self.block is not None:
                 end = self.loc(self.body[-1])
                 self.do_return(Constant(None, end), end)
+            for name, loc in self.static_used.items():
+                if name not in self.defined:  # its def is after a return
+                    raise MyiaSyntaxError(
+                        f"function `{name}` is used but its `def` is never reached", loc,
+                        hint="move the `def` before the `return`",
+                    )
 
     def nested_function(self, node, graph):
         Parser(node, graph, self.source, self.resolver, self.ssa, self, self.block).run()

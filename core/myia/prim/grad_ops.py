@@ -52,6 +52,8 @@ def _gadd(x, y):
         return x.add(y)
     if x is None:
         return y
+    if isinstance(x, (EnvKey, str, slice)):  # keys and other static values
+        return x
     return x + y
 
 

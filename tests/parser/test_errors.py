@@ -1,0 +1,626 @@
+"""Everything the parser refuses: the error's type, what it names, where it points.
+
+Each refused program is a function defined inside its test (Python accepts all of
+them); `check_error` checks that the message names the construct, the file and the
+line, and that the caret is under the right column.
+"""
+
+import numpy as np
+import pytest
+
+from myia.errors import (
+    MyiaNameError, MyiaSourceError, MyiaSyntaxError, MyiaTypeError, MyiaValueError,
+)
+from myia.parser import parse
+from myia.parser.parse import _cache
+
+from .helpers import check_error
+
+GLOBAL_LIST = [1, 2]
+
+
+def refused(fn, error=MyiaSyntaxError):
+    with pytest.raises(error) as info:
+        parse(fn)
+    assert fn not in _cache  # a failed parse leaves nothing behind
+    return info.value
+
+
+# ---------------------------------------------------------------- statements
+
+
+def test_class():
+    def f(x):
+        class A:
+            pass
+        return x
+
+    check_error(refused(f), f, "class A:", "`class` definitions", "not supported")
+
+
+def test_try():
+    def f(x):
+        try:
+            return x
+        except ValueError:
+            return 0
+
+    check_error(refused(f), f, "try:", "`try`")
+
+
+def test_raise():
+    def f(x):
+        raise ValueError(x)
+
+    check_error(refused(f), f, "raise", "`raise`", "assert")
+
+
+def test_with():
+    def f(x):
+        with x:
+            return 1
+
+    check_error(refused(f), f, "with x:", "`with`")
+
+
+def test_global_and_nonlocal():
+    def f(x):
+        global GLOBAL_LIST
+        return x
+
+    check_error(refused(f), f, "global GLOBAL_LIST", "`global`")
+
+    def g(x):
+        def h():
+            nonlocal x
+            return x
+        return h()
+
+    check_error(refused(g), g, "nonlocal x", "`nonlocal`")
+
+
+def test_import_inside_a_function():
+    def f(x):
+        import math
+        return math.sin(x)
+
+    check_error(refused(f), f, "import math", "`import`", "top of the file")
+
+    def g(x):
+        from math import sin
+        return sin(x)
+
+    check_error(refused(g), g, "from math import sin", "`import`")
+
+
+def test_del():
+    def f(x):
+        y = x
+        del y
+        return x
+
+    check_error(refused(f), f, "del y", "`del`")
+
+
+def test_yield():
+    def f(x):
+        yield x
+
+    check_error(refused(f), f, "yield x", "generators", "`yield`")
+
+    def g(x):
+        yield from x
+
+    check_error(refused(g), g, "yield from x", "yield from")
+
+
+def test_async():
+    async def f(x):
+        return x
+
+    check_error(refused(f), f, "async def f", "`async def`")
+
+    def g(x):
+        async def h():
+            return x
+        return h
+
+    check_error(refused(g), g, "async def h", "`async def`")
+
+
+def test_while_else_and_for_else():
+    def f(x):
+        while x > 0:
+            x = x - 1
+        else:
+            x = 10
+        return x
+
+    check_error(refused(f), f, "x = 10", "`while ... else`")
+
+    def g(x):
+        for i in range(3):
+            x = x + i
+        else:
+            x = 0
+        return x
+
+    check_error(refused(g), g, "x = 0", "`for ... else`")
+
+
+def test_match():
+    def f(x):
+        match x:
+            case 1:
+                return 2
+        return x
+
+    check_error(refused(f), f, "match x:", "`match`")
+
+
+def test_subscript_and_attribute_assignment():
+    def f(x):
+        x[0] = 1.0
+        return x
+
+    err = check_error(refused(f), f, "x[0] = 1.0", "element", at="x[0]")
+    assert "np.where" in err
+
+    def g(x):
+        x.a = 1.0
+        return x
+
+    check_error(refused(g), g, "x.a = 1.0", "attribute", at="x.a")
+
+    def h(x):
+        x[0] += 1.0
+        return x
+
+    check_error(refused(h), h, "x[0] += 1.0", "element", at="x[0]")
+
+
+def test_starred_assignment():
+    def f(t):
+        a, *b = t
+        return a
+
+    check_error(refused(f), f, "a, *b = t", "starred", at="*b")
+
+
+def test_break_outside_a_loop_is_refused_by_python_first():
+    src = "def f(x):\n    break\n"
+    with pytest.raises(SyntaxError):
+        compile(src, "<test>", "exec")
+
+
+# ---------------------------------------------------------------- expressions
+
+
+@pytest.mark.parametrize("kind", ["list", "set", "dict", "gen"])
+def test_comprehensions(kind):
+    def f_list(x):
+        return [i for i in x]
+
+    def f_set(x):
+        return {i for i in x}
+
+    def f_dict(x):
+        return {i: i for i in x}
+
+    def f_gen(x):
+        return (i for i in x)
+
+    fn, snippet, word = {
+        "list": (f_list, "[i for i in x]", "list comprehensions"),
+        "set": (f_set, "{i for i in x}", "set comprehensions"),
+        "dict": (f_dict, "{i: i for i in x}", "dict comprehensions"),
+        "gen": (f_gen, "(i for i in x)", "generator expressions"),
+    }[kind]
+    check_error(refused(fn), fn, snippet, word)
+
+
+def test_list_dict_set_literals():
+    def f(x):
+        return [x, x]
+
+    check_error(refused(f), f, "[x, x]", "list literals", "tuple")
+
+    def g(x):
+        return {"a": x}
+
+    check_error(refused(g), g, '{"a": x}', "dict literals")
+
+    def h(x):
+        return {x}
+
+    check_error(refused(h), h, "{x}", "set literals")
+
+
+def test_fstring():
+    def f(x):
+        assert x > 0, f"bad {x}"
+        return x
+
+    check_error(refused(f), f, 'f"bad {x}"', "f-strings")
+
+
+def test_walrus():
+    def f(x):
+        return (y := x + 1) * y
+
+    check_error(refused(f), f, "y := x + 1", ":=")
+
+
+def test_starred_and_double_starred_arguments():
+    def f(t):
+        return max(*t)
+
+    check_error(refused(f), f, "*t", "f(*args)", at="*t")
+
+    def g(d):
+        return max(1, **d)
+
+    check_error(refused(g), g, "**d", "**kwargs", at="**d")
+
+
+def test_parameters_outside_the_subset():
+    def f(*args):
+        return args
+
+    check_error(refused(f), f, "def f(*args)", "`*args`", at="args")
+
+    def g(x, **kw):
+        return x
+
+    check_error(refused(g), g, "def g(x, **kw)", "`**kwargs`", at="kw")
+
+    def h(x, *, k=1):
+        return x
+
+    check_error(refused(h), h, "def h(x, *, k=1)", "keyword-only", at="k=1")
+
+    def i(x, /, y):
+        return x
+
+    check_error(refused(i), i, "def i(x, /, y)", "positional-only", at="x, /")
+
+    def j(x):
+        def inner(*a):
+            return a
+        return inner(x)
+
+    check_error(refused(j), j, "def inner(*a)", "`*args`", at="a)")
+
+    def k(x):
+        return (lambda *a: a)(x)
+
+    check_error(refused(k), k, "lambda *a", "`*args`", at="a: a")
+
+
+def test_decorated_nested_def():
+    def f(x):
+        @staticmethod
+        def g(y):
+            return y
+        return g(x)
+
+    check_error(refused(f), f, "@staticmethod", "decorators", at="staticmethod")
+
+
+def test_is_refused_except_with_none():
+    def f(x, y):
+        return x is y
+
+    check_error(refused(f), f, "x is y", "`is`", "None")
+
+    def g(x):
+        return (x + 1) is None
+
+    check_error(refused(g), g, "(x + 1) is None", "`is`", at="x + 1) is None")
+
+
+def test_in():
+    def f(x, t):
+        return x in t
+
+    check_error(refused(f), f, "x in t", "`in`")
+
+
+def test_bitwise_operators():
+    def f(x, y):
+        return x & y
+
+    check_error(refused(f), f, "x & y", "`&`")
+
+    def g(x):
+        return ~x
+
+    check_error(refused(g), g, "~x", "`~`")
+
+
+def test_dunder_attributes():
+    def f(x):
+        return x.__class__
+
+    check_error(refused(f), f, "x.__class__", "dunder attributes are not supported")
+
+    def g(x):
+        return np.__name__
+
+    check_error(refused(g), g, "np.__name__", "dunder")
+
+
+def test_unknown_attribute_and_method():
+    def f(x):
+        return x.real
+
+    err = check_error(refused(f), f, "x.real", "`.real`")
+    assert ".shape" in err  # the hint lists what is supported
+
+    def g(x):
+        return x.astype(float)
+
+    check_error(refused(g), g, "x.astype", "`.astype`")
+
+    def h(x):
+        m = x.sum
+        return m()
+
+    check_error(refused(h), h, "x.sum", "must be called")
+
+
+def test_module_as_a_value():
+    def f(x):
+        return (np, x)
+
+    check_error(refused(f), f, "(np, x)", "module `np`", at="np,")
+
+
+def test_non_constant_defaults():
+    def f(x):
+        def g(y, z=x):
+            return y + z
+        return g(1)
+
+    check_error(refused(f), f, "def g(y, z=x)", "default value of parameter `z`",
+                "constant", at="x)")
+
+    def h(x, z=np.zeros(2).sum()):
+        return x
+
+    check_error(refused(h), h, "def h(x, z=", "`z`", at="np.zeros(2).sum()")
+
+
+def test_assert_message_must_be_constant():
+    def f(x):
+        assert x > 0, x * 2
+        return x
+
+    check_error(refused(f), f, "assert x > 0, x * 2", "message", "constant", at="x * 2")
+
+
+def test_range_step_zero_is_refused():
+    def f(n):
+        s = 0
+        for i in range(0, n, 0):
+            s += i
+        return s
+
+    check_error(refused(f, MyiaValueError), f, "range(0, n, 0)", "zero", at="0)")
+
+
+def test_range_outside_for():
+    def f(n):
+        return range(n)
+
+    check_error(refused(f), f, "range(n)", "`range`", "for", at="range")
+
+
+# ---------------------------------------------------------------- names
+
+
+def test_undefined_name_with_a_suggestion():
+    def f(value):
+        return valeu + 1  # noqa: F821
+
+    err = check_error(refused(f, MyiaNameError), f, "valeu + 1", "`valeu`", "not defined",
+                      at="valeu")
+    assert "`value`" in err  # did you mean
+
+
+def test_undefined_name_in_a_nested_function():
+    def f(x):
+        def g(value):
+            return valeu.sum()  # noqa: F821
+        return g(x)
+
+    err = check_error(refused(f, MyiaNameError), f, "valeu.sum()", "`valeu`", at="valeu")
+    assert "`value`" in err
+
+
+def test_used_before_assignment():
+    def f(x):
+        y = z + x  # noqa: F821
+        z = 1
+        return y
+
+    check_error(refused(f, MyiaNameError), f, "y = z + x", "`z`", "before it is assigned",
+                at="z + x")
+
+
+def test_assigned_on_some_paths_only():
+    def f(x):
+        if x > 0:
+            y = 1
+        return y
+
+    check_error(refused(f, MyiaNameError), f, "return y", "`y`", "every path", at="y")
+
+    def g(n):
+        for i in range(n):
+            pass
+        return i
+
+    check_error(refused(g, MyiaNameError), g, "return i", "`i`", "every path", at="i")
+
+
+def test_closure_reads_a_variable_assigned_after_the_def():
+    def f(x):
+        def g():
+            return y
+        y = x
+        return g()
+
+    check_error(refused(f, MyiaNameError), f, "return y", "closure", "`y`",
+                "assigned after", at="y")
+
+
+def test_nested_function_used_before_its_def():
+    def f(x):
+        r = g(x)
+
+        def g(y):
+            return y
+        return r
+
+    check_error(refused(f, MyiaNameError), f, "r = g(x)", "`g`", "before its definition",
+                at="g(x)")
+
+
+def test_nested_function_def_never_reached():
+    def f(x):
+        def a(y):
+            return b(y)
+        return a(x)
+
+        def b(y):
+            return y
+
+    check_error(refused(f), f, "return b(y)", "`b`", "never reached", at="b")
+
+
+# ---------------------------------------------------------------- calls
+
+
+def two_args(a, b=2):
+    return a + b
+
+
+def test_missing_argument():
+    def f(x):
+        return two_args(b=x)
+
+    check_error(refused(f, MyiaTypeError), f, "two_args(b=x)", "missing", "`a`")
+
+
+def test_unknown_keyword():
+    def f(x):
+        return two_args(x, c=1)
+
+    err = check_error(refused(f, MyiaTypeError), f, "two_args(x, c=1)", "keyword", "`c`",
+                      at="c=1")
+    assert "a, b" in err
+
+
+def test_too_many_arguments():
+    def f(x):
+        return two_args(x, 1, 2)
+
+    check_error(refused(f, MyiaTypeError), f, "two_args(x, 1, 2)", "takes 2 arguments",
+                "3 were given")
+
+
+def test_argument_given_twice():
+    def f(x):
+        return two_args(x, a=1)
+
+    check_error(refused(f, MyiaTypeError), f, "two_args(x, a=1)", "several values", "`a`",
+                at="a=1")
+
+
+def test_keywords_for_an_unknown_callee():
+    def f(g, x):
+        return g(x, k=1)
+
+    check_error(refused(f), f, "g(x, k=1)", "keyword arguments", "`g`", at="k=1")
+
+    def h(x):
+        return abs(x=x)
+
+    check_error(refused(h), h, "abs(x=x)", "`abs`", "no keyword", at="x=x")
+
+
+# ---------------------------------------------------------------- values without an equivalent
+
+
+def test_builtin_without_an_equivalent():
+    def f(x):
+        print(x)
+        return x
+
+    err = check_error(refused(f, MyiaSourceError), f, "print(x)", "cannot compile `print`",
+                      "builtin function", "no equivalent", at="print")
+    assert "myia.operations" in err
+
+    def g(x):
+        return sorted(x)
+
+    check_error(refused(g, MyiaSourceError), g, "sorted(x)", "`sorted`", at="sorted")
+
+
+def test_numpy_function_without_an_equivalent():
+    def f(x):
+        return np.linalg.inv(x)
+
+    check_error(refused(f, MyiaSourceError), f, "np.linalg.inv(x)", "`np.linalg.inv`",
+                "no equivalent", at="np.linalg.inv")
+
+
+def test_global_list_value():
+    def f(x):
+        return GLOBAL_LIST
+
+    check_error(refused(f, MyiaTypeError), f, "return GLOBAL_LIST", "list", "tuple",
+                at="GLOBAL_LIST")
+
+
+def test_missing_module_attribute():
+    def f(x):
+        return np.no_such_function(x)
+
+    check_error(refused(f, MyiaNameError), f, "np.no_such_function", "no_such_function")
+
+
+def test_errors_in_called_functions_point_to_their_source():
+    def helper(x):
+        return [x]
+
+    def f(x):
+        return helper(x)
+
+    check_error(refused(f), helper, "return [x]", "list literals", at="[x]")
+
+
+# ---------------------------------------------------------------- functions without source
+
+
+def test_parse_of_a_builtin():
+    with pytest.raises(MyiaSourceError) as info:
+        parse(print)
+    assert info.value.loc is None
+    assert "`print`" in str(info.value) and "builtin" in str(info.value)
+
+
+def test_parse_of_a_function_without_source():
+    ns = {}
+    exec("def f(x):\n    return x\n", ns)
+    with pytest.raises(MyiaSourceError) as info:
+        parse(ns["f"])
+    assert "source" in str(info.value)
+
+
+def test_lambdas_with_the_same_parameters_on_one_line():
+    fs = (lambda x: x + 1, lambda x: x * 2)  # noqa: E731
+    g0, g1 = parse(fs[0]), parse(fs[1])
+    assert g0.output.inputs[0].value.name == "add"
+    assert g1.output.inputs[0].value.name == "mul"
