@@ -7,7 +7,7 @@ import pytest
 
 from myia import operations
 from myia.ir import Apply, Constant, Graph, Parameter, manage
-from myia.parser import EFFECTS, parse
+from myia.parser import EFFECTS, parse, parse_source
 from myia.prim import ops as P
 
 from .helpers import applies, block, calls, graphs_of, jump_target, line_range, prim_of, switch_of
@@ -765,3 +765,39 @@ def test_printed_ir_shows_blocks_and_source_lines():
     assert "switch(" in text and "@while_loop:while_body" in text
     assert f"# {first + 3}: x = x * 2" in text
     assert "[free: " in text
+
+
+# ---------------------------------------------------------------- source text (the kernel)
+
+CELL = '''\
+def even(n):
+    return True if n == 0 else odd(n - 1)
+
+def odd(n):
+    return False if n == 0 else even(n - 1)
+
+def scale(x, k=FACTOR):
+    return np.sin(x) * k + previous(x)
+
+y = 3  # not a def: ignored
+'''
+
+
+def test_parse_source_sees_the_other_defs_and_the_globals():
+    prev = parse(square)
+    graphs = parse_source(CELL, "<cell-1>", {"np": np, "FACTOR": 2.5, "previous": prev})
+    assert set(graphs) == {"even", "odd", "scale"}
+    assert graphs["odd"] in graphs_of(graphs["even"])
+    assert graphs["scale"].defaults == {"k": 2.5}
+    assert prev in graphs_of(graphs["scale"])
+    assert graphs["even"].loc.filename == "<cell-1>" and graphs["even"].loc.line == 1
+
+
+def test_parse_source_errors_show_the_cell_line():
+    from myia.errors import MyiaSyntaxError
+
+    with pytest.raises(MyiaSyntaxError) as info:
+        parse_source("def f(x):\n    return [x]\n", "<cell-2>", {})
+    text = str(info.value)
+    assert 'File "<cell-2>", line 2, column 12' in text
+    assert "    return [x]\n           ^^^" in text

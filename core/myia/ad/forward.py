@@ -103,7 +103,7 @@ def prim_tangent(prim, n_args=None):
     pairs = [tp.add_parameter(f"p{i}") for i in range(n)]
     xs = [tp.apply(P.tuple_getitem, p, 0) for p in pairs]
     dxs = [tp.apply(P.tuple_getitem, p, 1) for p in pairs]
-    out = tp.apply(prim, *xs, name="out")
+    out = tp.apply(prim, *xs)
     if prim is P.make_tuple:
         dout = tp.apply(P.make_tuple, *dxs)
     elif prim.nondiff:

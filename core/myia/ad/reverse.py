@@ -192,7 +192,7 @@ def prim_fprop(prim, n_args=None):
     fp = Graph(f"▶{prim.name}")
     fp.flags = {"kind": "fprop", "core": True}
     xs = [fp.add_parameter(f"x{i}") for i in range(nparams)]
-    out = fp.apply(prim, *xs, name="out")
+    out = fp.apply(prim, *xs)
     bp = Graph(f"◀{prim.name}")
     bp.flags = {"kind": "bprop", "core": True}
     dout = bp.add_parameter("dout")

@@ -5,7 +5,7 @@ from .anf import Apply, Constant, EnvKey, Graph, Parameter
 from .manager import manage
 
 
-def _copy_graphs(graphs, repl, mng, *, keep_params=()):
+def _copy_graphs(graphs, repl, mng, *, keep_params=(), loc=None):
     """Copy the nodes of `graphs` following the mapping `repl` (old -> new).
 
     `repl` must already map every graph of `graphs` to its new Graph (or, for a graph
@@ -26,7 +26,7 @@ def _copy_graphs(graphs, repl, mng, *, keep_params=()):
     for g in graphs:
         for node in mng.nodes(g):
             if isinstance(node, Apply) and node not in repl:
-                new = Apply(repl[g], [], node.loc, node.name)
+                new = Apply(repl[g], [], loc or node.loc, node.name)
                 new.abstract = node.abstract
                 new.primal = node.primal
                 created.append(new)
@@ -90,11 +90,12 @@ def clone_many(graphs, *, manager=None):
     return {g: repl[g] for g in todo}
 
 
-def inline(graph, target, args, *, manager=None):
+def inline(graph, target, args, *, manager=None, loc=None):
     """Copy `graph`'s body into `target` with its parameters bound to `args`.
 
     Graphs nested in `graph` are copied as new graphs nested in `target`.  Returns the
-    node of `target` that computes `graph`'s output.
+    node of `target` that computes `graph`'s output.  With `loc`, the copied nodes
+    take that location (the library's own code, inlined, points at the user's line).
     """
     mng = manager or manage(graph)
     if len(args) != len(graph.parameters):
@@ -105,7 +106,7 @@ def inline(graph, target, args, *, manager=None):
         repl[p] = a
     for g in scope[1:]:
         repl[g] = _new_graph(g)
-    get = _copy_graphs(scope, repl, mng, keep_params=(graph,))
+    get = _copy_graphs(scope, repl, mng, keep_params=(graph,), loc=loc)
     return get(graph.output)
 
 

@@ -3,35 +3,43 @@
 `parse(fn)` finds the function's `ast` node (see `source`), and a `Parser` walks it,
 one `visit_<AST class>` method per construct; statements build basic blocks (see
 `blocks` for the SSA machinery), expressions return nodes.  The shapes produced, which
-later stages rely on:
+later stages rely on (`f` is the function's name; nested blocks of the same kind get
+the printer's `.2`, `.3` suffixes):
 
-    f(a, b)              Apply(f, a, b); keywords and defaults resolved here
-    if c: A else: B      switch(truth(c), @f:if_true, @f:if_false)(); branches that fall
-                         through jump to @f:after_if(phis...)
-    while c: A           jump to @f:while_header(phis...), whose output is
+    f(a, b)              Apply(f, a, b): keywords and defaults are resolved here
+    if c: A else: B      switch(truth(c), @f:if_true, @f:if_false)(); the branches that
+                         fall through jump to @f:after_if(phis...)
+    while c: A           a jump to @f:while_header(phis...), whose output is
                          switch(truth(c), @f:while_body, @f:after_while)(); the body
-                         jumps back to the header: a loop is a tail-recursive graph
-    for i in range(..)   the same, with a hidden counter `i.range` as a header phi
-    for x in t           the same, with a hidden tuple `x.seq`, consumed with tuple_tail
-    a and b, x if c else y, a < b < c    switch over two small branch graphs, called
-    assert c, msg        assert(truth(c), msg), kept alive by the returns (see below)
+                         jumps back to the header: a loop is a tail-recursive graph.
+                         With `break`, the false branch is @f:while_exit, which jumps to
+                         the join block @f:after_while like the breaks do.
+                         `while True:` has no switch: the header is the body.
+    for i in range(..)   the same (@f:for_header...), with a hidden counter `i.range`
+                         as a header phi, incremented at the start of the body
+    for x in t           the same, with a hidden phi `x.seq`: len(seq) > 0, then
+                         x = tuple_getitem(seq, 0) and seq = tuple_tail(seq)
+    a and b, a or b      switch(truth(a), @f:and_rhs, @f:and_lhs)() (or_lhs, or_rhs)
+    x if c else y        switch(truth(c), @f:ifexp_true, @f:ifexp_false)()
+    a < b < c            like `a < b and b < c`, b evaluated once
+    assert c, msg        assert(truth(c), msg), kept alive by sequencing: see
+                         `Parser.visit_Assert`
 """
 
 import ast
+import linecache
 import types
 import weakref
-from collections import Counter
+from collections import ChainMap, Counter
 
 from .. import operations
-from ..errors import (
-    MyiaNameError, MyiaSyntaxError, MyiaTypeError, MyiaValueError,
-)
+from ..errors import Location, MyiaNameError, MyiaSyntaxError, MyiaTypeError, MyiaValueError
 from ..ir import Apply, Constant, Graph, Parameter
 from ..prim import Primitive
 from ..prim import ops as P
 from .blocks import Block, SSAState
 from .resolve import _UNSET, Resolver, _is_constant_data, name_error
-from .source import find_function_ast
+from .source import SourceFile, find_function_ast
 
 #: The hidden variable holding the asserts that ran so far (a keyword: no user variable
 #: can have this name).  See `Parser.visit_Assert`.
@@ -129,6 +137,40 @@ def parse(fn):
         _cache.pop(fn, None)
         raise
     return graph
+
+
+def parse_source(source, filename, globals_dict):
+    """{name: Graph} for the top-level `def`s of `source` (a kernel cell, a file).
+
+    The functions see each other (recursion across them works) and the names of
+    `globals_dict` (whose values may be Graphs, e.g. functions of earlier cells); the
+    other statements of `source` are ignored: the caller runs or refuses them.  The
+    source is registered in `linecache` under `filename`, so that errors show its lines.
+    """
+    lines = source.splitlines(keepends=True)
+    linecache.cache[filename] = (len(source), None, lines, filename)
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError as e:
+        raise MyiaSyntaxError(
+            f"invalid syntax: {e.msg}", Location(filename, e.lineno or 1, (e.offset or 1) - 1),
+        ) from None
+    src = SourceFile(filename, lines)
+    defs = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
+    graphs = {}
+    resolver = Resolver(ChainMap(graphs, globals_dict))
+    for name, node in defs.items():
+        if node.decorator_list:
+            raise MyiaSyntaxError("decorators are not supported here",
+                                  src.loc(node.decorator_list[0]),
+                                  hint="call the decorator on the function explicitly")
+        graphs[name] = make_signature(node, name, src,
+                                      lambda e: _global_static(resolver, src, e))
+    for name, node in defs.items():
+        ssa = SSAState()
+        Parser(node, graphs[name], src, resolver, ssa).run()
+        ssa.finish()
+    return dict(graphs)
 
 
 # ---- signatures and constant expressions ---------------------------------------------

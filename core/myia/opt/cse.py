@@ -1,0 +1,55 @@
+"""Common subexpression elimination: one node for each distinct pure computation."""
+
+from ..ir import Apply, Constant, Graph, manage
+from ..prim import Primitive
+
+#: primitives whose applications must not be merged (they have effects)
+IMPURE = {"assert"}
+
+
+def _key(node):
+    parts = []
+    for i in node.inputs:
+        if isinstance(i, Constant):
+            v = i.value
+            try:
+                hash(v)
+                parts.append(("c", type(v), v) if not isinstance(v, (Graph, Primitive)) else ("o", id(v)))
+            except TypeError:
+                return None  # unhashable constant (an array): leave it
+        else:
+            parts.append(("n", id(i)))
+    return tuple(parts)
+
+
+def cse(root, log=None):
+    """Merge identical applications of pure primitives within each graph."""
+    mng = manage(root)
+    repl = {}
+    merged = 0
+    for g in mng.graphs:
+        seen = {}
+        for node in mng.nodes(g):
+            if not isinstance(node, Apply):
+                continue
+            node.inputs = [repl.get(i, i) for i in node.inputs]
+            fn = node.inputs[0]
+            if not (isinstance(fn, Constant) and isinstance(fn.value, Primitive)) \
+                    or fn.value.name in IMPURE:
+                continue
+            key = _key(node)
+            if key is None:
+                continue
+            if key in seen:
+                repl[node] = seen[key]
+                merged += 1
+            else:
+                seen[key] = node
+    if repl:
+        m = manage(root)
+        for g in m.graphs:
+            g.output = repl.get(g.output, g.output)
+            for node in m.nodes(g):
+                if isinstance(node, Apply):
+                    node.inputs = [repl.get(i, i) for i in node.inputs]
+    return merged

@@ -1,0 +1,192 @@
+"""Rewrite rules and the pass manager that applies them to a fixed point.
+
+A rule is a function `rule(node, ctx) -> Node | None`: given a node, it returns the
+node to use in its place, or None to leave it.  Rules are data: lists composed with
+`+`, each with a docstring whose first line is the rewrite (`x * 1 -> x`).  The
+manager sweeps every reachable graph, inputs first, applies the rules, and repeats
+until a sweep changes nothing.  It logs which rule fired how many times.
+"""
+
+import collections
+import time
+
+from ..ir import Apply, Constant, manage
+
+
+class Rule:
+    __slots__ = ("name", "fn", "doc")
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.name = fn.__name__
+        self.doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
+
+    def __call__(self, node, ctx):
+        return self.fn(node, ctx)
+
+    def __repr__(self):
+        return f"<Rule {self.name}: {self.doc}>"
+
+
+def rule(fn):
+    return Rule(fn)
+
+
+class PassLog:
+    """Which rules fired, how often, per pass; and how long each pass took."""
+
+    def __init__(self):
+        self.counts = collections.Counter()
+        self.passes = []  # (pass name, Counter, seconds, ops before, ops after)
+
+    def record(self, name, counts, seconds, before, after):
+        self.passes.append((name, counts, seconds, before, after))
+        self.counts.update(counts)
+
+    def __str__(self):
+        lines = []
+        for name, counts, seconds, before, after in self.passes:
+            lines.append(f"{name}: {before} -> {after} operations ({seconds * 1000:.1f} ms)")
+            for rule_name, n in counts.most_common():
+                lines.append(f"  {rule_name:<28} {n:>5}")
+        return "\n".join(lines) if lines else "(no passes ran)"
+
+
+class Context:
+    """What rules may ask about: the manager of the program being rewritten."""
+
+    def __init__(self, mng):
+        self.mng = mng
+        self._recursive = None
+
+    def knows(self, graph):
+        """False for a graph made during this sweep (it is seen at the next one)."""
+        return graph in self.mng._s.nodes
+
+    def is_recursive(self, graph):
+        """True if `graph` can call itself (directly or through other graphs)."""
+        if self._recursive is None:
+            self._recursive = _recursive_graphs(self.mng)
+        return graph in self._recursive
+
+
+def _recursive_graphs(mng):
+    """Graphs on a cycle of the 'uses as a constant' relation (Tarjan's SCC)."""
+    graphs = mng.graphs
+    succ = {g: [h for h in mng.graphs_used(g)] for g in graphs}
+    # a graph also "uses" what its nested graphs use
+    for g in graphs:
+        p = mng.parent(g)
+        while p is not None:
+            succ[p].extend(succ[g])
+            p = mng.parent(p)
+    index, low, on_stack, stack, result = {}, {}, set(), [], set()
+    counter = [0]
+
+    for root in graphs:
+        if root in index:
+            continue
+        work = [(root, iter(succ.get(root, ())))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            g, it = work[-1]
+            advanced = False
+            for h in it:
+                if h not in index:
+                    index[h] = low[h] = counter[0]
+                    counter[0] += 1
+                    stack.append(h)
+                    on_stack.add(h)
+                    work.append((h, iter(succ.get(h, ()))))
+                    advanced = True
+                    break
+                if h in on_stack:
+                    low[g] = min(low[g], index[h])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[g])
+            if low[g] == index[g]:
+                comp = []
+                while True:
+                    h = stack.pop()
+                    on_stack.discard(h)
+                    comp.append(h)
+                    if h is g:
+                        break
+                if len(comp) > 1 or g in succ.get(g, ()):
+                    result.update(comp)
+    return result
+
+
+def count_ops(root):
+    from ..prim import Primitive
+
+    mng = manage(root)
+    return sum(1 for g in mng.graphs for n in mng.nodes(g)
+               if isinstance(n, Apply) and isinstance(n.inputs[0], Constant)
+               and isinstance(n.inputs[0].value, Primitive))
+
+
+def run_pass(root, rules, name="opt", log=None, max_sweeps=200):
+    """Apply `rules` over the graphs reachable from `root` until nothing changes."""
+    t0 = time.perf_counter()
+    before = count_ops(root)
+    counts = collections.Counter()
+    for _ in range(max_sweeps):
+        if not _sweep(root, rules, counts):
+            break
+    if log is not None:
+        log.record(name, counts, time.perf_counter() - t0, before, count_ops(root))
+    return root
+
+
+def _sweep(root, rules, counts):
+    mng = manage(root)
+    ctx = Context(mng)
+    repl = {}
+
+    def resolve(n):
+        while n in repl:
+            n = repl[n]
+        return n
+
+    changed = False
+    for g in mng.graphs:
+        for node in list(mng.nodes(g)):
+            if not isinstance(node, Apply):
+                continue
+            node.inputs = [resolve(i) for i in node.inputs]
+            current = node
+            for r in rules:
+                new = r(current, ctx)
+                if new is not None and new is not current:
+                    counts[r.name] += 1
+                    changed = True
+                    repl[current] = new
+                    current = resolve(new)
+                    if not isinstance(current, Apply):
+                        break
+        # free variables and outputs may have been replaced too
+    while repl:  # point every remaining use at the replacements, new nodes included
+        fixed = False
+        m = manage(root)
+        for g in m.graphs:
+            out = resolve(g.output)
+            if out is not g.output:
+                g.output = out
+                fixed = True
+            for node in m.nodes(g):
+                if isinstance(node, Apply):
+                    inputs = [resolve(i) for i in node.inputs]
+                    if any(a is not b for a, b in zip(inputs, node.inputs)):
+                        node.inputs = inputs
+                        fixed = True
+        if not fixed:
+            break
+    return changed

@@ -1,0 +1,359 @@
+"""The rewrite rules.  Each docstring's first line is the rewrite it performs.
+
+Rules that need types read `node.abstract` (set by specialization) and do nothing on
+untyped graphs; every rule keeps the types of the nodes it makes.
+"""
+
+import numpy as np
+
+from ..ir import Apply, Constant, Graph, inline
+from ..prim import Primitive
+from ..prim import ops as P
+from .pass_manager import rule
+
+
+def _is(node, prim):
+    return isinstance(node, Apply) and isinstance(node.inputs[0], Constant) \
+        and node.inputs[0].value is prim
+
+
+def _const(node):
+    return isinstance(node, Constant) and not isinstance(node.value, (Graph, Primitive))
+
+
+def _typed_constant(value, like):
+    c = Constant(value, like.loc)
+    c.abstract = like.abstract
+    return c
+
+
+# ---- tuples ----------------------------------------------------------------------
+
+
+@rule
+def getitem_of_make_tuple(node, ctx):
+    """tuple_getitem(make_tuple(x0, ..., xn), i) -> xi"""
+    if _is(node, P.tuple_getitem):
+        _, t, i = node.inputs
+        if _is(t, P.make_tuple) and _const(i):
+            return t.inputs[1 + i.value]
+        if _is(t, P.tuple_setitem) and _const(i) and _const(t.inputs[2]):
+            if t.inputs[2].value == i.value:
+                return t.inputs[3]
+            return node.graph.apply(P.tuple_getitem, t.inputs[1], i, loc=node.loc)
+    return None
+
+
+@rule
+def getitem_of_constant_tuple(node, ctx):
+    """tuple_getitem((c0, ..., cn), i) -> ci"""
+    if _is(node, P.tuple_getitem):
+        _, t, i = node.inputs
+        if _const(t) and isinstance(t.value, tuple) and _const(i):
+            return _typed_constant(t.value[i.value], node)
+    return None
+
+
+@rule
+def setitem_of_make_tuple(node, ctx):
+    """tuple_setitem(make_tuple(x0, ..., xn), i, v) -> make_tuple(x0, .., v, .., xn)"""
+    if _is(node, P.tuple_setitem):
+        _, t, i, v = node.inputs
+        if _is(t, P.make_tuple) and _const(i):
+            elems = list(t.inputs[1:])
+            elems[i.value] = v
+            new = node.graph.apply(P.make_tuple, *elems, loc=node.loc)
+            new.abstract = node.abstract
+            return new
+    return None
+
+
+# ---- environments ----------------------------------------------------------------
+
+
+@rule
+def env_getitem_of_setitem(node, ctx):
+    """env_getitem(env_setitem(e, k, v), k, d) -> v;  ... k2 ... -> env_getitem(e, k2, d)"""
+    if _is(node, P.env_getitem):
+        _, env, key, default = node.inputs
+        if _is(env, P.env_setitem) and _const(key) and _const(env.inputs[2]):
+            if env.inputs[2].value == key.value:
+                return env.inputs[3]
+            new = node.graph.apply(P.env_getitem, env.inputs[1], key, default, loc=node.loc)
+            new.abstract = node.abstract
+            return new
+        if _is(env, P.env_new):
+            return default
+    return None
+
+
+@rule
+def env_add_of_new(node, ctx):
+    """env_add(env_new(), e) -> e;  env_add(e, env_new()) -> e"""
+    if _is(node, P.env_add) or _is(node, P.gadd):
+        _, a, b = node.inputs
+        if _is(a, P.env_new):
+            return b
+        if _is(b, P.env_new):
+            return a
+    return None
+
+
+# ---- control flow ----------------------------------------------------------------
+
+
+@rule
+def switch_on_constant(node, ctx):
+    """switch(True, a, b) -> a;  switch(False, a, b) -> b"""
+    if _is(node, P.switch):
+        _, c, a, b = node.inputs
+        if _const(c) and isinstance(c.value, (bool, np.bool_)):
+            return a if c.value else b
+    return None
+
+
+@rule
+def switch_same(node, ctx):
+    """switch(c, a, a) -> a"""
+    if _is(node, P.switch):
+        _, c, a, b = node.inputs
+        if a is b or (isinstance(a, Constant) and isinstance(b, Constant) and a.value is b.value):
+            return a
+    return None
+
+
+@rule
+def truth_of_bool(node, ctx):
+    """truth(x) -> x, for x a bool"""
+    if _is(node, P.truth):
+        x = node.inputs[1]
+        if _is(x, P.not_) or any(_is(x, p) for p in (P.eq, P.ne, P.lt, P.le, P.gt, P.ge)):
+            ab = x.abstract
+            if ab is None or str(ab) == "bool":
+                return x
+    return None
+
+
+# ---- inlining --------------------------------------------------------------------
+
+#: graphs larger than this are inlined only where they are called once
+INLINE_SIZE = 400
+
+
+@rule
+def inline_call(node, ctx):
+    """g(args) -> the body of g with its parameters bound to args (g not recursive)"""
+    fn = node.inputs[0]
+    if not (isinstance(fn, Constant) and isinstance(fn.value, Graph)):
+        return None
+    g = fn.value
+    args = node.inputs[1:]
+    if len(args) != len(g.parameters) or not ctx.knows(g) or ctx.is_recursive(g):
+        return None
+    if g.flags.get("noinline"):
+        return None
+    if len(ctx.mng.nodes(g)) > INLINE_SIZE and len(ctx.mng.graph_users(g)) > 1:
+        return None
+    # the library's own code (bprop rules, np.sum...) takes the location of the call
+    loc = node.loc if node.loc is not None and _is_library_graph(g) else None
+    return inline(g, node.graph, args, manager=ctx.mng, loc=loc)
+
+
+_PACKAGE_DIR = __import__("os").path.dirname(__import__("os").path.dirname(__file__))
+
+
+def _is_library_graph(g):
+    if g.flags.get("core"):
+        return True
+    return g.loc is not None and str(g.loc.filename).startswith(_PACKAGE_DIR)
+
+
+# ---- J ---------------------------------------------------------------------------
+
+
+@rule
+def J_of_graph_constant(node, ctx):
+    """J(g) -> ▶g, for a graph constant g without free variables"""
+    if _is(node, P.J):
+        x = node.inputs[1]
+        if isinstance(x, Constant) and isinstance(x.value, Graph) and ctx.knows(x.value) \
+                and not ctx.mng.free_variables(x.value):
+            from ..ad.reverse import J_graph
+
+            return Constant(J_graph(x.value), node.loc)
+        if isinstance(x, Constant) and isinstance(x.value, Primitive) and x.value is not P.make_tuple:
+            from ..ad.reverse import prim_fprop
+
+            return Constant(prim_fprop(x.value), node.loc)
+    return None
+
+
+@rule
+def Jinv_of_J(node, ctx):
+    """Jinv(J(x)) -> x"""
+    if _is(node, P.Jinv) and _is(node.inputs[1], P.J):
+        return node.inputs[1].inputs[1]
+    return None
+
+
+# ---- arithmetic ------------------------------------------------------------------
+
+_PURE_FOLDABLE = {
+    "add", "sub", "mul", "truediv", "neg", "pow", "eq", "ne", "lt", "le", "gt", "ge", "not",
+    "truth", "to_float", "to_int", "make_tuple", "tuple_getitem", "shape", "ndim", "dtype",
+    "reduced_size", "reduced_shape", "inverse_axes", "len", "exp", "log", "sin", "cos",
+    "tanh", "sqrt", "abs", "sign", "maximum", "minimum",
+}
+
+
+@rule
+def constant_fold(node, ctx):
+    """p(c1, ..., cn) -> c, for a pure primitive p on constants"""
+    fn = node.inputs[0]
+    if isinstance(fn, Constant) and isinstance(fn.value, Primitive) \
+            and fn.value.name in _PURE_FOLDABLE:
+        args = node.inputs[1:]
+        if all(_const(a) for a in args):
+            values = [a.value for a in args]
+            if any(isinstance(v, np.ndarray) and v.size > 16 for v in values):
+                return None
+            try:
+                with np.errstate(all="ignore"):
+                    value = fn.value.impl(*values)
+            except Exception:
+                return None  # leave the error to run time, where it has its location
+            return _typed_constant(value, node)
+    return None
+
+
+def _is_number(node, value):
+    return _const(node) and isinstance(node.value, (int, float, np.number)) \
+        and not isinstance(node.value, bool) and node.value == value
+
+
+def _same_type(a, b):
+    """True when a and b have the same known type (so one may replace the other).
+    Types are compared as printed: dtype and shape, not constant values."""
+    return a.abstract is not None and b.abstract is not None \
+        and str(a.abstract) == str(b.abstract)
+
+
+@rule
+def multiply_by_one(node, ctx):
+    """x * 1 -> x;  1 * x -> x  (when x already has the product's type)"""
+    if _is(node, P.mul):
+        _, a, b = node.inputs
+        if _is_number(b, 1) and (_same_type(a, node) or node.abstract is None):
+            return a
+        if _is_number(a, 1) and (_same_type(b, node) or node.abstract is None):
+            return b
+    return None
+
+
+@rule
+def add_zero(node, ctx):
+    """x + 0 -> x;  0 + x -> x;  x - 0 -> x"""
+    if _is(node, P.add) or _is(node, P.sub) or _is(node, P.gadd):
+        _, a, b = node.inputs
+        if _is_number(b, 0) and (_same_type(a, node) or node.abstract is None):
+            return a
+        if not _is(node, P.sub) and _is_number(a, 0) and (_same_type(b, node) or node.abstract is None):
+            return b
+    return None
+
+
+@rule
+def double_negation(node, ctx):
+    """-(-x) -> x"""
+    if _is(node, P.neg) and _is(node.inputs[1], P.neg):
+        return node.inputs[1].inputs[1]
+    return None
+
+
+@rule
+def multiply_by_zero(node, ctx):
+    """x * 0 -> 0, when x is a finite constant or an integer (floats may be inf or nan)"""
+    if _is(node, P.mul):
+        _, a, b = node.inputs
+        for z, x in ((a, b), (b, a)):
+            if _is_number(z, 0) and node.abstract is not None and _scalar_dtype(node) == "int64":
+                return _typed_constant(0, node)
+    return None
+
+
+def _scalar_dtype(node):
+    ab = node.abstract
+    return getattr(ab, "dtype", None) if ab is not None and not hasattr(ab, "shape") else None
+
+
+# ---- typed rules for derivative programs --------------------------------------------
+
+
+@rule
+def gadd_to_add(node, ctx):
+    """gadd(x, y) -> x + y, for numbers and arrays of one type"""
+    if _is(node, P.gadd):
+        _, a, b = node.inputs
+        ab = node.abstract
+        if ab is not None and hasattr(ab, "dtype") and _same_type(a, node) and _same_type(b, node):
+            new = node.graph.apply(P.add, a, b, loc=node.loc)
+            new.abstract = ab
+            return new
+    return None
+
+
+@rule
+def unbroadcast_same_shape(node, ctx):
+    """unbroadcast(d, x) -> d, when d already has x's type and shape"""
+    if _is(node, P.unbroadcast):
+        _, d, x = node.inputs
+        if _same_type(d, node):
+            return d
+    return None
+
+
+@rule
+def grad_seed_of_float(node, ctx):
+    """grad_seed(out) -> 1.0, when out is a float scalar"""
+    if _is(node, P.grad_seed):
+        dtype = _scalar_dtype(node.inputs[1])
+        if dtype in ("float64", "float32"):
+            return _typed_constant(np.float32(1.0) if dtype == "float32" else 1.0, node)
+    return None
+
+
+@rule
+def zeros_like_of_scalar(node, ctx):
+    """zeros_like(x) -> 0.0 (or 0, False), when x is a scalar"""
+    if _is(node, P.zeros_like):
+        dtype = _scalar_dtype(node.inputs[1])
+        if dtype is not None:
+            value = {"float64": 0.0, "float32": np.float32(0.0), "int64": 0, "bool": False}[dtype]
+            return _typed_constant(value, node)
+    return None
+
+
+@rule
+def add_zeros_like(node, ctx):
+    """gadd(x, zeros_like(y)) -> x;  gadd(zeros_like(y), x) -> x"""
+    if _is(node, P.gadd):
+        _, a, b = node.inputs
+        if _is(b, P.zeros_like):
+            return a
+        if _is(a, P.zeros_like):
+            return b
+    return None
+
+
+# ---- rule lists -------------------------------------------------------------------
+
+STRUCTURAL = [getitem_of_make_tuple, getitem_of_constant_tuple, setitem_of_make_tuple,
+              env_getitem_of_setitem, env_add_of_new, switch_on_constant, switch_same,
+              J_of_graph_constant, Jinv_of_J]
+ALGEBRAIC = [constant_fold, multiply_by_one, add_zero, double_negation, multiply_by_zero,
+             truth_of_bool]
+DERIVATIVE = [grad_seed_of_float, zeros_like_of_scalar, add_zeros_like, gadd_to_add,
+              unbroadcast_same_shape]
+INLINE = [inline_call]
+
+ALL = STRUCTURAL + DERIVATIVE + ALGEBRAIC + INLINE
