@@ -147,6 +147,16 @@ def jvp_getitem_grad(x, index, d, dx, dindex, dd):
     return getitem_grad(x, index, dd)
 
 
+def _backend_only(*args):
+    raise NotImplementedError("make_closure is implemented by each backend")
+
+
+# Made by closure conversion, after differentiation: it never meets AD.
+make_closure = Primitive("make_closure", _backend_only,
+                         "a closure record: a top-level graph and its captured values",
+                         nondiff=True)
+
+
 def _assert(cond, message):
     if not cond:
         raise MyiaAssertionError(f"assertion failed{': ' + str(message) if message else ''}")

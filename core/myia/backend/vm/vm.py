@@ -55,7 +55,7 @@ class Partial:
 _FREE, _GRAPH = range(2)
 
 #: primitives the VM runs itself rather than through their impl (see _enter)
-_VM_HANDLED = frozenset({"J", "Jinv"})
+_VM_HANDLED = frozenset({"J", "Jinv", "make_closure"})
 
 
 class _Plan:
@@ -315,7 +315,12 @@ def _Jinv_prim(vm, x):
     return x
 
 
-_SPECIAL_PRIMS = {"J": _J_prim, "Jinv": _Jinv_prim}
+def _make_closure(vm, fn, *captured):
+    # `fn` is the top-level graph's value (a Closure over no frame)
+    return Partial(fn, captured)
+
+
+_SPECIAL_PRIMS = {"J": _J_prim, "Jinv": _Jinv_prim, "make_closure": _make_closure}
 
 
 def _hops(mng, graph, ancestor):
