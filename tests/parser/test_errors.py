@@ -591,6 +591,22 @@ def test_missing_module_attribute():
     check_error(refused(f, MyiaNameError), f, "np.no_such_function", "no_such_function")
 
 
+def bad_even(n):
+    if n == 0:
+        return True
+    r = bad_odd(n - 1)
+    return [r]
+
+
+def bad_odd(n):
+    return bad_even(n)
+
+
+def test_a_failed_parse_uncaches_the_functions_it_parsed():
+    check_error(refused(bad_even), bad_even, "return [r]", "list literals", at="[r]")
+    assert bad_odd not in _cache  # it parsed, but refers to bad_even's broken graph
+
+
 def test_errors_in_called_functions_point_to_their_source():
     def helper(x):
         return [x]

@@ -111,6 +111,40 @@ def test_python_closure_cells_are_globals():
     assert g.output.inputs[2].value == 3.0
 
 
+def dtypes_and_conversions(x):
+    return float(x), np.zeros((2,), dtype=float), np.ones((2,), np.float32)
+
+
+def test_dtype_objects_are_dtype_names_as_values_and_conversions_as_callees():
+    g = parse(dtypes_and_conversions)
+    conv, zeros, ones = g.output.inputs[1:]
+    assert prim_of(conv) is P.to_float
+    assert zeros.inputs[2].value == "float64" and ones.inputs[2].value == "float32"
+
+
+class _Special:
+    pass
+
+
+SPECIAL = _Special()
+
+
+def uses_special(x):
+    return SPECIAL(x)
+
+
+def test_special_values_are_resolved_through_the_registry():
+    from myia.parser import SPECIAL_VALUES, register_special
+
+    marker = object()
+    register_special(SPECIAL, marker)
+    try:
+        g = parse(uses_special)
+    finally:
+        del SPECIAL_VALUES[SPECIAL]
+    assert g.output.inputs[0].value is marker
+
+
 def scaled(x, scale=2.0, shift=-1, dtype=np.float32, pair=(1, -2.5), s=-SCALE, n=None):
     return x * scale + shift
 

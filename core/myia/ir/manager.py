@@ -175,6 +175,8 @@ def _walk(graph, users, fv_total):
             stack.append((node, True))
             for i, inp in enumerate(node.inputs):
                 users.setdefault(inp, []).append((node, i))
+            # pushed last-first, so inputs are visited (and printed) left to right
+            for inp in reversed(node.inputs):
                 if inp not in seen:
                     stack.append((inp, False))
     return order, fvs, used

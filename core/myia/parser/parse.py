@@ -107,13 +107,18 @@ if hasattr(ast, "TryStar"):
 # ---- the entry point ----------------------------------------------------------------
 
 _cache = weakref.WeakKeyDictionary()
+# The functions cached by the outermost parse() under way and the ones it called: if it
+# fails, they all leave the cache (a callee that parsed fine may refer to a graph that
+# did not).
+_parsing = []
 
 
 def parse(fn):
     """The Graph of the Python function `fn` (cached: one Graph per function object).
 
     Global functions that `fn` uses are parsed too; the graph is cached before its body
-    is parsed, so that recursion and mutual recursion find it.
+    is parsed, so that recursion and mutual recursion find it.  The graph reflects the
+    globals at the time of the first parse.
     """
     try:
         return _cache[fn]
@@ -128,14 +133,21 @@ def parse(fn):
     graph = make_signature(node, name, source, lambda e: _global_static(resolver, source, e))
     if (getattr(fn, "__module__", None) or "").startswith("myia."):
         graph.flags["core"] = True  # the library's own subset code (myia.operations)
+    outermost = not _parsing
     _cache[fn] = graph
+    _parsing.append(fn)
     try:
         ssa = SSAState()
         Parser(node, graph, source, resolver, ssa).run()
         ssa.finish()
     except BaseException:
-        _cache.pop(fn, None)
+        if outermost:
+            for f in _parsing:
+                _cache.pop(f, None)
         raise
+    finally:
+        if outermost:
+            _parsing.clear()
     return graph
 
 
