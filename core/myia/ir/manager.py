@@ -8,6 +8,8 @@ keeps the code small and obviously right, and it is fast enough for graphs of th
 sizes people write.
 """
 
+import heapq
+
 from .anf import Apply, Constant, Graph
 
 
@@ -146,40 +148,66 @@ def _compute(roots):
 
 
 def _walk(graph, users, fv_total):
-    """Post-order walk of the nodes owned by `graph`, from its output."""
-    order = []
+    """The nodes owned by `graph` that its output needs, inputs before users, and
+    otherwise in creation order (so that parsed code prints in source order)."""
     fvs = {}
     used = {}
+    deps = {}  # node -> the nodes of this graph it needs first
     seen = set()
-    stack = [(graph.output, False)] if graph.output is not None else []
+    stack = [graph.output] if graph.output is not None else []
     while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
+        node = stack.pop()
         if node in seen:
             continue
         seen.add(node)
         if isinstance(node, Constant):
             if isinstance(node.value, Graph):
                 used[node.value] = None
-                # the closure needs its free variables owned by this graph first
-                for fv in fv_total.get(node.value, ()):
-                    if fv.graph is graph and fv not in seen:
-                        stack.append((fv, False))
+                # a graph returning a closure computes what the closure captures
+                stack.extend(fv for fv in fv_total.get(node.value, ()) if fv.graph is graph)
             continue
         if node.graph is not graph:
             fvs[node] = None
             continue
         if isinstance(node, Apply):
-            stack.append((node, True))
+            before = []
             for i, inp in enumerate(node.inputs):
                 users.setdefault(inp, []).append((node, i))
-            # pushed last-first, so inputs are visited (and printed) left to right
-            for inp in reversed(node.inputs):
-                if inp not in seen:
-                    stack.append((inp, False))
-    return order, fvs, used
+                if isinstance(inp, Constant):
+                    if isinstance(inp.value, Graph):
+                        used[inp.value] = None
+                        # the closure needs its free variables owned by this graph first
+                        before.extend(fv for fv in fv_total.get(inp.value, ())
+                                      if fv.graph is graph)
+                elif inp.graph is graph:
+                    before.append(inp)
+                else:
+                    fvs[inp] = None
+            deps[node] = before
+            stack.extend(before)
+    return _creation_order(deps), fvs, used
+
+
+def _creation_order(deps):
+    """Topological order of `deps`, taking the oldest ready node first."""
+    waiting = {n: 0 for n in deps}
+    users = {}
+    for n, before in deps.items():
+        for b in set(before):
+            if b in deps:
+                waiting[n] += 1
+                users.setdefault(b, []).append(n)
+    ready = [(n.id, n) for n, k in waiting.items() if k == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, n = heapq.heappop(ready)
+        order.append(n)
+        for u in users.get(n, ()):
+            waiting[u] -= 1
+            if waiting[u] == 0:
+                heapq.heappush(ready, (u.id, u))
+    return order
 
 
 def _free_variables_total(st):
