@@ -334,6 +334,36 @@ def zeros_like_of_scalar(node, ctx):
 
 
 @rule
+def zeros_like_of_function(node, ctx):
+    """zeros_like(f) -> env_new(), for f a graph or a primitive (a function's zero)"""
+    if _is(node, P.zeros_like):
+        x = node.inputs[1]
+        if isinstance(x, Constant) and isinstance(x.value, (Graph, Primitive)):
+            new = node.graph.apply(P.env_new, loc=node.loc)
+            new.abstract = node.abstract
+            return new
+    return None
+
+
+@rule
+def env_getitem_of_switch(node, ctx):
+    """env_getitem(switch(c, e1, e2), k, d) -> switch(c, env_getitem(e1, k, d), env_getitem(e2, k, d))"""
+    if _is(node, P.env_getitem):
+        _, env, key, default = node.inputs
+        if _is(env, P.switch):
+            _, c, e1, e2 = env.inputs
+            if any(_is(e, P.env_new) or _is(e, P.env_setitem) for e in (e1, e2)):
+                g = node.graph
+                a = g.apply(P.env_getitem, e1, key, default, loc=node.loc)
+                b = g.apply(P.env_getitem, e2, key, default, loc=node.loc)
+                a.abstract = b.abstract = node.abstract
+                new = g.apply(P.switch, c, a, b, loc=node.loc)
+                new.abstract = node.abstract
+                return new
+    return None
+
+
+@rule
 def add_zeros_like(node, ctx):
     """gadd(x, zeros_like(y)) -> x;  gadd(zeros_like(y), x) -> x"""
     if _is(node, P.gadd):
@@ -352,8 +382,8 @@ STRUCTURAL = [getitem_of_make_tuple, getitem_of_constant_tuple, setitem_of_make_
               J_of_graph_constant, Jinv_of_J]
 ALGEBRAIC = [constant_fold, multiply_by_one, add_zero, double_negation, multiply_by_zero,
              truth_of_bool]
-DERIVATIVE = [grad_seed_of_float, zeros_like_of_scalar, add_zeros_like, gadd_to_add,
-              unbroadcast_same_shape]
+DERIVATIVE = [grad_seed_of_float, zeros_like_of_scalar, zeros_like_of_function,
+              env_getitem_of_switch, add_zeros_like, gadd_to_add, unbroadcast_same_shape]
 INLINE = [inline_call]
 
 ALL = STRUCTURAL + DERIVATIVE + ALGEBRAIC + INLINE
