@@ -211,19 +211,36 @@ class JVPFunction(_Transformed):
 
 
 def _check_tangents(primals, tangents):
-    import numpy as np
-
     from .errors import MyiaGradError
 
     if len(primals) != len(tangents):
         raise MyiaGradError(
             f"jvp got {len(primals)} primals but {len(tangents)} tangents",
-            hint="give one tangent per primal, of the same shape")
+            hint="give one tangent per primal, of the same structure and shape")
     for i, (x, t) in enumerate(zip(primals, tangents)):
-        if np.shape(x) != np.shape(t):
-            raise MyiaGradError(
-                f"the tangent of primal {i} has shape {np.shape(t)}, but the primal has "
-                f"shape {np.shape(x)}")
+        problem = _structure_mismatch(x, t)
+        if problem:
+            raise MyiaGradError(f"the tangent of primal {i} does not match it: {problem}",
+                                hint="give one tangent per primal, of the same structure and shape")
+
+
+def _structure_mismatch(x, t, path=""):
+    """A description of how `t` differs in structure or shape from `x`, or None."""
+    import numpy as np
+
+    if isinstance(x, tuple):
+        if not isinstance(t, tuple) or len(t) != len(x):
+            return f"{path or 'the value'} is a tuple of {len(x)}, its tangent is {t!r}"
+        for i, (a, b) in enumerate(zip(x, t)):
+            problem = _structure_mismatch(a, b, f"{path}[{i}]")
+            if problem:
+                return problem
+        return None
+    if isinstance(t, tuple):
+        return f"{path or 'the value'} is not a tuple, its tangent is"
+    if np.shape(x) != np.shape(t):
+        return f"{path or 'the value'} has shape {np.shape(x)}, its tangent {np.shape(t)}"
+    return None
 
 
 @user_facing

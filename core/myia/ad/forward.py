@@ -70,6 +70,11 @@ class _TTransform:
             fn = self.tgraphs[v] if v in self.tgraphs else T_graph(v)
             return tg.apply(P.make_tuple, fn, None)
         if isinstance(v, Primitive):
+            if v.name in ("J", "Jinv"):
+                raise MyiaError(
+                    "forward mode (jvp, hessian) through `grad` written inside subset code "
+                    "is not supported yet", node.loc,
+                    hint="apply myia.grad from Python instead: myia.jvp(myia.grad(f), ...)")
             return tg.apply(P.make_tuple, prim_tangent(v, n_args), None)
         if hasattr(v, "__myia_J__"):
             raise MyiaError(

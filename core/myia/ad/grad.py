@@ -74,23 +74,33 @@ class GradMacro:
     def ir_name(self):
         return self.mode
 
-    def expand(self, arity, argnums):
-        """The graph `make(f)` that returns the gradient function of `f`."""
-        key = (arity, argnums)
-        g = self._graphs.get(key)
+    def expand(self, arity, argnums, names=None, defaults=None):
+        """The graph `make(f, argnums)` that returns the gradient function of `f`,
+        a function of `arity` parameters (named `names`, with `defaults`: the
+        gradient function takes the same optional arguments as `f`)."""
+        names = tuple(names) if names else tuple(f"x{i}" for i in range(arity))
+        defaults = dict(defaults or {})
+        key = (arity, argnums, names, tuple(sorted(defaults.items(), key=lambda kv: kv[0])))
+        try:
+            g = self._graphs.get(key)
+        except TypeError:  # an unhashable default: build without caching
+            key, g = None, None
         if g is None:
-            nums, many = check_argnums(argnums, arity)
+            nums, many = check_argnums(argnums, arity, names)
             make = Graph(f"make_{self.mode}")
             make.flags = {"kind": "adjoint", "core": True}
             f = make.add_parameter("f")
             make.add_parameter("argnums")  # used above, to build the program
             inner = Graph(f"{self.mode}")
             inner.flags = {"kind": "adjoint"}
-            params = [inner.add_parameter(f"x{i}") for i in range(arity)]
+            params = [inner.add_parameter(n) for n in names]
+            inner.defaults = defaults
             jf = inner.apply(P.J, f, name="Jf")
             build_grad_body(inner, jf, params, nums, many, self.mode)
             make.output = Constant(inner)
-            g = self._graphs[key] = make
+            g = make
+            if key is not None:
+                self._graphs[key] = make
         return g
 
     def __repr__(self):
@@ -111,8 +121,8 @@ class JOf:
     def ir_name(self):
         return "J" * self.level + f"({self.macro.ir_name})"
 
-    def graph(self, arity, argnums):
-        g = self.macro.expand(arity, argnums)
+    def graph(self, arity, argnums, names=None, defaults=None):
+        g = self.macro.expand(arity, argnums, names, defaults)
         for _ in range(self.level):
             g = J_graph(g)
         return g

@@ -254,17 +254,31 @@ def lift_closure(graph):
         return outer
     mng = manage(graph)
     fvs = mng.free_variables(graph)
-    # 1. the graph with its free variables turned into leading parameters
-    scope = mng.scope(graph)
-    lifted = _new_graph(graph)
-    lifted.name = f"{graph.name}"
-    repl = {graph: lifted}
+    # 1. lifted(v1..vm, args) = graph'(args), where graph' is a copy of graph nested in
+    #    `lifted` and reading v1..vm from its parameters.  Every graph that reaches
+    #    v1..vm from graph (a sibling closure it calls, itself when recursive) is
+    #    copied there too, so that all of them read the parameters.
+    lifted = Graph(f"{graph.name}")
+    lifted.flags = {"core": True}
+    repl = {}
     for v in fvs:
-        p = lifted.add_parameter(v.name or "fv")
-        repl[v] = p
-    for g in scope[1:]:
-        repl[g] = _new_graph(g)
-    _copy_graphs(scope, repl, mng)
+        repl[v] = lifted.add_parameter(v.name or "fv")
+    args = [lifted.add_parameter(p.name) for p in graph.parameters]
+    wanted = set(fvs)
+    copied = []
+    todo = [graph]
+    while todo:
+        g = todo.pop()
+        if g in repl:
+            continue
+        for s_ in mng.scope(g):
+            repl[s_] = _new_graph(s_)
+            copied.append(s_)
+        for s_ in mng.scope(g):
+            todo.extend(u for u in mng.graphs_used(s_)
+                        if u not in repl and wanted & set(mng.free_variables(u)))
+    _copy_graphs(copied, repl, mng)
+    lifted.output = lifted.apply(repl[graph], *args)
     jl = J_graph(lifted)
     # 2. outer(captured...) -> inner(args...) -> (value, bprop)
     outer = Graph(f"J:{graph.name}")

@@ -229,12 +229,12 @@ class VM:
             if special is not None:
                 return None, special(self, *args)
             return None, fn.impl(*args)
-        if fn.__class__ is GradMacro:
-            graph = fn.expand(_arity(fn, args[0]), args[1] if len(args) > 1 else 0)
-            return self._enter(Closure(graph, None), [args[0], args[1] if len(args) > 1 else 0], node)
-        if fn.__class__ is JOf:
-            graph = fn.graph(_arity(fn, args[0]), args[1] if len(args) > 1 else 0)
-            return self._enter(Closure(graph, None), [args[0], args[1] if len(args) > 1 else 0], node)
+        if fn.__class__ is GradMacro or fn.__class__ is JOf:
+            argnums = args[1] if len(args) > 1 else 0
+            names, defaults = _signature(fn, args[0])
+            expand = fn.expand if fn.__class__ is GradMacro else fn.graph
+            graph = expand(len(names), argnums, names, defaults)
+            return self._enter(Closure(graph, None), [args[0], argnums], node)
         handler = self.extra_callables.get(type(fn))
         if handler is not None:
             return None, handler(self, fn, args)
@@ -295,13 +295,12 @@ class VM:
             frame.pc += 1
 
 
-def _arity(fn, f):
-    while f.__class__ is Partial:
-        f = f.fn
+def _signature(fn, f):
+    """(parameter names, defaults) of the function value `f` that `fn` (grad...) got."""
     if f.__class__ is Closure:
-        return len(f.graph.parameters)
+        return [p.name for p in f.graph.parameters], f.graph.defaults
     if f.__class__ is Primitive:
-        return prim_arity(f)
+        return [f"x{i}" for i in range(prim_arity(f))], {}
     raise MyiaTypeError(f"{fn.ir_name} of a value of type {type(f).__name__}, which is not a function")
 
 
