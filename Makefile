@@ -12,13 +12,14 @@ PYTEST_ARGS ?=
 PKG_INITS := $(wildcard core/myia/__init__.py myia_kernel/__init__.py)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv install install-test install-bench graphviz demo test bench repl clean distclean
+.PHONY: help venv install install-test install-bench graphviz demo test bench repl kernel clean distclean
 
 help:
-	@echo "make demo          install (editable) and run the demo"
+	@echo "make demo          install (editable), run the demo and write the tour notebook as HTML"
 	@echo "make test          install with [test] extras and run the test suite on 2 cores"
 	@echo "make bench         install with [bench] extras (optional ones may fail) and run benchmarks"
 	@echo "make repl          start the myia terminal REPL"
+	@echo "make kernel        install the Jupyter kernelspec myia into .venv"
 	@echo "make venv | install | install-test | install-bench | graphviz | clean | distclean"
 
 # --- virtual environment ----------------------------------------------------------------
@@ -99,11 +100,14 @@ graphviz:
 
 # --- everyday targets -------------------------------------------------------------------
 
+# The script demo, then the tour notebook run through the Myia kernel and written as HTML
+# (with its drawings) to build/01-tour.html, whose path it prints.
 demo: install graphviz
 	@if [ ! -f examples/demo.py ]; then \
 	  echo "error: there is no demo yet (examples/demo.py is missing)." >&2; exit 1; \
 	fi
 	$(VPY) examples/demo.py
+	$(VPY) -m myia_kernel run notebooks/01-tour.ipynb --html build/01-tour.html
 
 test: install-test graphviz
 	$(VPY) -m pytest -n 2 $(PYTEST_ARGS) tests
@@ -119,6 +123,10 @@ bench: install-bench
 
 repl: install
 	$(VENV)/bin/myia-repl
+
+# Install the `myia` kernelspec into the virtual environment (Jupyter run from .venv sees it).
+kernel: install
+	$(VPY) -m myia_kernel install --sys-prefix
 
 clean:
 	rm -rf build dist *.egg-info core/*.egg-info .pytest_cache .hypothesis benchmarks/out

@@ -9,6 +9,7 @@
 # The package myia.ir (the IR) is imported first: importing it binds the name `ir` on
 # this package, which must end up being the function `myia.ir` (bound below).
 from . import ir as _ir_package  # noqa: F401  isort: skip
+from . import viz  # noqa: F401  (myia.viz.render)
 from .api import _register_in_subset, compile, grad, hessian, ir, jvp, value_and_grad, vjp
 from .errors import (
     MyiaError,

@@ -9,7 +9,7 @@ from .errors import MyiaError
 from .ir import Graph, manage
 from .ir.print import format_graphs
 
-STAGES = ("parsed",)
+STAGES = ("parsed", "typed", "optimized")
 
 
 def to_graph(fn):
@@ -52,21 +52,114 @@ class IRView:
             if n.is_apply() and n.inputs[0].is_constant(Primitive)
         )
 
+    # ---- drawing (myia.viz) ----------------------------------------------------------
+
+    def render(self, **kw):
+        """A `graphviz.Digraph` of the program (see `myia.viz.render` for options)."""
+        from .viz import render
+
+        return render(self, **kw)
+
+    def _repr_svg_(self):
+        from .viz import VizUnavailable, to_svg
+
+        try:
+            return to_svg(self.render())
+        except VizUnavailable:
+            return None
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """Jupyter: the drawing (image/svg+xml) where Graphviz's `dot` is installed,
+        and always the text IR (text/plain); without `dot`, a warning says why."""
+        import warnings
+
+        from .viz import VizUnavailable, to_svg
+
+        bundle = {"text/plain": str(self)}
+        try:
+            bundle["image/svg+xml"] = to_svg(self.render())
+        except VizUnavailable as e:
+            warnings.warn(str(e), RuntimeWarning, stacklevel=2)
+        return bundle
+
 
 class Pipeline:
     def __init__(self, backend="vm"):
         self.backend = backend
         self.vm = VM()
+        # ---- backend "cupy" (myia.backend.cupy): raises MyiaBackendError without a GPU
+        self.cupy = None
+        if backend == "cupy":
+            from .backend.cupy import CupyBackend
+
+            self.cupy = CupyBackend()
+            self.vm = self.cupy.vm
+        # ---- backend "llvm" (myia.backend.llvm): native code, compiled per signature
+        self.llvm = None
+        if backend == "llvm":
+            from .backend.llvm import LLVMBackend
+
+            # compiles the program the "optimized" stage shows (myia.ir, %ir)
+            self.llvm = LLVMBackend(specialize=lambda graph, args: self.optimized(graph, args)[0])
+        #: {(graph, argument types): specialized graph}; types and shapes, no values,
+        #: so f(2.0) and f(3.0) share one specialization
+        self.specializations = {}
+        #: {(graph, argument types): (optimized graph, pass log)}
+        self.optimizations = {}
 
     def stage(self, fn, args, name):
         if name not in STAGES:
             raise MyiaError(
                 f"unknown stage {name!r}", hint=f"choose one of {', '.join(STAGES)}")
+        if name == "typed":
+            graph = to_graph(fn)
+            if not args and any(p.name not in graph.defaults for p in graph.parameters):
+                raise MyiaError(
+                    "the typed stage needs example arguments (their types and shapes)",
+                    hint="e.g. myia.ir(f, 3.0, np.ones((2, 3)), stage=\"typed\")")
+            return IRView(self.specialize(fn, args), name)
+        if name == "optimized":
+            graph, log = self.optimized(fn, args)
+            view = IRView(graph, name)
+            view.log = log
+            return view
         return IRView(to_graph(fn), name)
 
+    def optimized(self, fn, args):
+        """(the optimized graph of `fn` for arguments like `args`, the pass log),
+        cached like specializations."""
+        from .infer import signature_of
+        from .ir import clone
+        from .opt import PassLog, optimize
+
+        key = (to_graph(fn), signature_of(args))
+        entry = self.optimizations.get(key)
+        if entry is None:
+            log = PassLog()
+            graph = clone(self.specialize(fn, args))
+            optimize(graph, log)
+            entry = self.optimizations[key] = (graph, log)
+        return entry
+
+    def specialize(self, fn, args):
+        """The graph of `fn` specialized (typed) for arguments like `args`, cached per
+        argument types."""
+        from .infer import signature_of, specialize
+
+        graph = to_graph(fn)
+        key = (graph, signature_of(args))
+        typed = self.specializations.get(key)
+        if typed is None:
+            typed = self.specializations[key] = specialize(graph, key[1])
+        return typed
+
     def run(self, fn, args, kwargs):
+        if self.llvm is not None and not kwargs:  # the LLVM backend's fast path
+            return self.llvm.run(fn, args)
         if kwargs:
             raise MyiaError("keyword arguments are not supported when calling a compiled function",
                             hint="pass the arguments by position")
-        graph = to_graph(fn)
+        if self.cupy is not None:  # arguments may be CuPy arrays; see myia.backend.cupy
+            return self.cupy(to_graph(fn), args)
+        graph = self.specialize(fn, args)  # type errors appear before anything runs
         return self.vm.call(Closure(graph, None), list(args))

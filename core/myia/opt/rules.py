@@ -36,6 +36,9 @@ def getitem_of_make_tuple(node, ctx):
     if _is(node, P.tuple_getitem):
         _, t, i = node.inputs
         if _is(t, P.make_tuple) and _const(i):
+            # an assert sequenced into the tuple must still run: keep it
+            if any(_is(e, P.assert_) for e in t.inputs[1:]):
+                return None
             return t.inputs[1 + i.value]
         if _is(t, P.tuple_setitem) and _const(i) and _const(t.inputs[2]):
             if t.inputs[2].value == i.value:
@@ -88,6 +91,26 @@ def env_getitem_of_setitem(node, ctx):
 
 
 @rule
+def env_setitem_of_zero(node, ctx):
+    """env_setitem(e, k, 0) -> e  (a missing entry reads as zero anyway)"""
+    if _is(node, P.env_setitem):
+        _, env, key, value = node.inputs
+        if _const(value) and isinstance(value.value, (int, float, bool, np.number)) \
+                and value.value == 0:
+            return env
+    return None
+
+
+@rule
+def env_getitem_of_integer(node, ctx):
+    """env_getitem(e, k, d) -> d, for an integer or bool entry (their sensitivities
+    are always zero)"""
+    if _is(node, P.env_getitem) and _scalar_dtype(node) in ("int64", "bool"):
+        return node.inputs[3]
+    return None
+
+
+@rule
 def env_add_of_new(node, ctx):
     """env_add(env_new(), e) -> e;  env_add(e, env_new()) -> e"""
     if _is(node, P.env_add) or _is(node, P.gadd):
@@ -119,6 +142,21 @@ def switch_same(node, ctx):
         _, c, a, b = node.inputs
         if a is b or (isinstance(a, Constant) and isinstance(b, Constant) and a.value is b.value):
             return a
+    return None
+
+
+@rule
+def add_of_complementary_switches(node, ctx):
+    """switch(c, a, 0) + switch(c, 0, b) -> switch(c, a, b)"""
+    if _is(node, P.add) or _is(node, P.gadd):
+        _, s1, s2 = node.inputs
+        if _is(s1, P.switch) and _is(s2, P.switch) and s1.inputs[1] is s2.inputs[1]:
+            a, z1 = s1.inputs[2], s1.inputs[3]
+            z2, b = s2.inputs[2], s2.inputs[3]
+            if _is_number(z1, 0) and _is_number(z2, 0):
+                new = node.graph.apply(P.switch, s1.inputs[1], a, b, loc=node.loc)
+                new.abstract = node.abstract
+                return new
     return None
 
 
@@ -156,7 +194,8 @@ def inline_call(node, ctx):
         return None
     # the library's own code (bprop rules, np.sum...) takes the location of the call
     loc = node.loc if node.loc is not None and _is_library_graph(g) else None
-    return inline(g, node.graph, args, manager=ctx.mng, loc=loc)
+    # a fresh manager: earlier rewrites of this sweep may have changed g's body
+    return inline(g, node.graph, args, loc=loc)
 
 
 _PACKAGE_DIR = __import__("os").path.dirname(__import__("os").path.dirname(__file__))
@@ -202,7 +241,7 @@ _PURE_FOLDABLE = {
     "add", "sub", "mul", "truediv", "neg", "pow", "eq", "ne", "lt", "le", "gt", "ge", "not",
     "truth", "to_float", "to_int", "make_tuple", "tuple_getitem", "shape", "ndim", "dtype",
     "reduced_size", "reduced_shape", "inverse_axes", "len", "exp", "log", "sin", "cos",
-    "tanh", "sqrt", "abs", "sign", "maximum", "minimum",
+    "tanh", "sqrt", "abs", "sign", "maximum", "minimum", "reshape", "transpose",
 }
 
 
@@ -217,6 +256,9 @@ def constant_fold(node, ctx):
             values = [a.value for a in args]
             if any(isinstance(v, np.ndarray) and v.size > 16 for v in values):
                 return None
+            shape = getattr(node.abstract, "shape", None)
+            if shape and (None in shape or int(np.prod(shape)) > 16):
+                return None  # keep large arrays out of the program text
             try:
                 with np.errstate(all="ignore"):
                     value = fn.value.impl(*values)
@@ -284,6 +326,70 @@ def multiply_by_zero(node, ctx):
 def _scalar_dtype(node):
     ab = node.abstract
     return getattr(ab, "dtype", None) if ab is not None and not hasattr(ab, "shape") else None
+
+
+@rule
+def power_one_or_two(node, ctx):
+    """x ** 1 -> x;  x ** 2 -> x * x"""
+    if _is(node, P.pow):
+        _, x, y = node.inputs
+        if _is_number(y, 1) and (_same_type(x, node) or node.abstract is None):
+            return x
+        if _is_number(y, 2) and (_same_type(x, node) or node.abstract is None):
+            new = node.graph.apply(P.mul, x, x, loc=node.loc)
+            new.abstract = node.abstract
+            return new
+    return None
+
+
+@rule
+def reshape_to_same_shape(node, ctx):
+    """reshape(x, s) -> x;  broadcast_to(x, s) -> x, when x already has shape s"""
+    if _is(node, P.reshape) or _is(node, P.broadcast_to) or _is(node, P.sum_to):
+        x = node.inputs[1]
+        if _same_type(x, node):
+            return x
+    return None
+
+
+_ELEMENTWISE = {"add", "sub", "mul", "truediv", "maximum", "minimum", "pow"}
+
+
+@rule
+def implicit_broadcast(node, ctx):
+    """broadcast_to(x, s) op y -> x op y, when the result has shape s anyway"""
+    fn = node.inputs[0]
+    if isinstance(fn, Constant) and isinstance(fn.value, Primitive) \
+            and fn.value.name in _ELEMENTWISE and node.abstract is not None:
+        _, a, b = node.inputs
+        for i, (this, other) in enumerate(((a, b), (b, a))):
+            if _is(this, P.broadcast_to) and _same_type(other, node):
+                inputs = list(node.inputs)
+                inputs[1 + i] = this.inputs[1]
+                new = Apply(node.graph, inputs, node.loc, node.name)
+                new.abstract = node.abstract
+                return new
+    return None
+
+
+@rule
+def broadcast_outward(node, ctx):
+    """broadcast_to(x, s) op c -> broadcast_to(x op c, s), for a scalar constant c"""
+    fn = node.inputs[0]
+    if isinstance(fn, Constant) and isinstance(fn.value, Primitive) \
+            and fn.value.name in _ELEMENTWISE and node.abstract is not None:
+        _, a, b = node.inputs
+        for i, (this, other) in enumerate(((a, b), (b, a))):
+            if _is(this, P.broadcast_to) and _const(other) and np.ndim(other.value) == 0 \
+                    and this.inputs[1].abstract is not None:
+                inputs = list(node.inputs)
+                inputs[1 + i] = this.inputs[1]
+                inner = Apply(node.graph, inputs, node.loc)
+                inner.abstract = this.inputs[1].abstract
+                new = node.graph.apply(P.broadcast_to, inner, this.inputs[2], loc=node.loc)
+                new.abstract = node.abstract
+                return new
+    return None
 
 
 # ---- typed rules for derivative programs --------------------------------------------
@@ -378,10 +484,12 @@ def add_zeros_like(node, ctx):
 # ---- rule lists -------------------------------------------------------------------
 
 STRUCTURAL = [getitem_of_make_tuple, getitem_of_constant_tuple, setitem_of_make_tuple,
-              env_getitem_of_setitem, env_add_of_new, switch_on_constant, switch_same,
+              env_getitem_of_setitem, env_setitem_of_zero, env_getitem_of_integer, env_add_of_new,
+              add_of_complementary_switches, switch_on_constant, switch_same,
               J_of_graph_constant, Jinv_of_J]
 ALGEBRAIC = [constant_fold, multiply_by_one, add_zero, double_negation, multiply_by_zero,
-             truth_of_bool]
+             truth_of_bool, power_one_or_two, reshape_to_same_shape, implicit_broadcast,
+             broadcast_outward]
 DERIVATIVE = [grad_seed_of_float, zeros_like_of_scalar, zeros_like_of_function,
               env_getitem_of_switch, add_zeros_like, gadd_to_add, unbroadcast_same_shape]
 INLINE = [inline_call]

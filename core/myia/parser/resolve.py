@@ -6,6 +6,7 @@ builtins.  `Resolver.to_node` then turns the Python value into a node, in this o
 
     SPECIAL_VALUES             the myia API functions (`myia.grad`...), registered by them
     Primitive                  Constant(prim)
+    x with __myia_graph__      Constant(x.__myia_graph__()): `df = myia.grad(f)`, then `df(x)`
     operations.lookup(value)   a primitive, or a function written in the subset (parsed)
     numpy dtype / float / int  Constant("float32")... when used as a value (`dtype=`)
     module                     a namespace: only attribute access resolves it
@@ -92,6 +93,9 @@ class Resolver:
             return Constant(special, loc)
         if isinstance(value, Primitive):
             return Constant(value, loc)
+        as_graph = getattr(value, "__myia_graph__", None)
+        if as_graph is not None and not isinstance(value, type):
+            return Constant(as_graph(), loc)  # myia.grad(f)... bound to a global name
         if not as_callee and _get(operations.DTYPE_NAMES, value) is not None:
             return Constant(operations.DTYPE_NAMES[value], loc)
         mapped = operations.lookup(value)

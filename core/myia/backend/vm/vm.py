@@ -91,6 +91,14 @@ class VM:
         # layer's transformed functions): {type: fn(vm, value, args) -> value}
         self.extra_callables = dict(extra_callables or {})
 
+    # ---- primitives --------------------------------------------------------------------
+
+    def impl_for(self, node, prim):
+        """The implementation to run for primitive `prim` at `node` (None for a
+        primitive called as a value).  The reference is `prim.impl`; a backend built on
+        the VM overrides this to give its own table (e.g. myia.backend.cupy)."""
+        return prim.impl
+
     # ---- plans ---------------------------------------------------------------------
 
     def _manager_for(self, graph):
@@ -149,7 +157,7 @@ class VM:
         instrs = []
         for n in nodes:
             fn = n.inputs[0]
-            prim_impl = fn.value.impl if isinstance(fn, Constant) and isinstance(
+            prim_impl = self.impl_for(n, fn.value) if isinstance(fn, Constant) and isinstance(
                 fn.value, Primitive) and fn.value.name not in _VM_HANDLED else None
             refs = [ref(i) for i in n.inputs[1:]]
             fref = ref(fn)
@@ -228,7 +236,7 @@ class VM:
             special = _SPECIAL_PRIMS.get(fn.name)
             if special is not None:
                 return None, special(self, *args)
-            return None, fn.impl(*args)
+            return None, self.impl_for(None, fn)(*args)
         if fn.__class__ is GradMacro or fn.__class__ is JOf:
             argnums = args[1] if len(args) > 1 else 0
             names, defaults = _signature(fn, args[0])

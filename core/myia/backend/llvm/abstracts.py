@@ -1,0 +1,133 @@
+"""From inference's abstract values (`myia.infer.abstract`) to the backend's LTypes.
+
+    AScalar(dtype[, value])   -> Scalar(dtype)        (a known value is a Constant by now)
+    AArray(dtype, shape)      -> Array(dtype, shape)
+    ATuple(elements)          -> Tuple(...)
+    AConstant(value)          -> Static(value)
+    AEnv(entries)             -> Env(entries in a fixed order: by the id of the key's node)
+    AFunction(options)        -> Func(Callee per option):
+        GraphFunction(g, ctx)  the specialized graph for that option, found in the
+                               program (every closure value is made from a constant
+                               of its graph, whose abstract names the option)
+        PrimitiveFunction(p)   the primitive
+        PartialFunction(f, a)  f with leading arguments of abstracts a bound (what
+                               closure conversion's make_closure builds)
+        MacroFunction          refused: `grad` inside subset code must be expanded by
+                               specialization
+
+An LType given directly as a node's `abstract` is taken as it is (tests use this).
+"""
+
+from .ltypes import Array, Callee, Env, Func, LType, Scalar, Static, Tuple
+
+_DTYPES = ("bool", "int64", "float64", "float32")
+
+
+class OptionTable:
+    """Maps function options (GraphFunction...) to the specialized graphs of one
+    program."""
+
+    def __init__(self, mng):
+        from ...infer.abstract import AFunction
+        from ...ir import Constant, Graph
+
+        self.mng = mng
+        self.graphs = {}
+        for g in mng.graphs:
+            for node in mng.nodes(g):
+                for inp in getattr(node, "inputs", ()):
+                    if isinstance(inp, Constant) and isinstance(inp.value, Graph):
+                        self._note(inp, AFunction)
+            out = g.output
+            if isinstance(out, Constant) and isinstance(out.value, Graph):
+                self._note(out, AFunction)
+
+    def _note(self, const, AFunction):
+        a = const.abstract
+        if isinstance(a, AFunction) and len(a.options) == 1:
+            (opt,) = a.options
+            if const.value in self.mng._s.nodes:
+                self.graphs.setdefault(opt, const.value)
+
+    def graph_of(self, opt):
+        return self.graphs.get(opt)
+
+
+class Converter:
+    """Converts abstracts for one program (`lowering` gives types of free variables)."""
+
+    def __init__(self, lowering):
+        self.L = lowering
+        self.options = OptionTable(lowering.mng)
+        self.cache = {}
+
+    def __call__(self, a, node=None):
+        if isinstance(a, LType):
+            return a
+        r = self.cache.get(a)
+        if r is None:
+            r = self.convert(a, node)
+            self.cache[a] = r
+        return r
+
+    def convert(self, a, node):
+        from ...infer import abstract as A
+        from .lower import backend_error
+
+        t = type(a)
+        if t is A.AScalar:
+            if a.dtype not in _DTYPES:
+                raise backend_error(f"scalars of dtype {a.dtype}", node)
+            return Scalar(a.dtype)
+        if t is A.AArray:
+            if a.dtype not in _DTYPES:
+                raise backend_error(f"arrays of dtype {a.dtype}", node)
+            return Array(a.dtype, a.shape)
+        if t is A.ATuple:
+            return Tuple([self(e, node) for e in a.elements])
+        if t is A.AConstant:
+            return Static(a.value)
+        if t is A.AEnv:
+            items = sorted(a.entries.items(), key=lambda kv: kv[0].node.id)
+            return Env([(k, self(v, node)) for k, v in items])
+        if t is A.AFunction:
+            return Func([self.option(o, node) for o in a.sorted_options()])
+        if t is A.ASlice:
+            raise backend_error("a slice whose bounds are computed at run time", node)
+        raise backend_error(f"a value of abstract type {a}", node)
+
+    def option(self, o, node):
+        from ...infer import abstract as A
+        from .lower import backend_error
+
+        if isinstance(o, A.PrimitiveFunction):
+            return Callee(prim=o.prim, key=o)
+        if isinstance(o, A.GraphFunction):
+            g = self.options.graph_of(o)
+            if g is None:
+                raise backend_error(
+                    f"a call of the function {o.name}, which the specialized program "
+                    f"does not contain", node)
+            return Callee(graph=g, fvs=self.L.fvs[g], key=o)
+        if isinstance(o, A.PartialFunction):
+            inner = self.option(o.fn, node)
+            if inner.graph is None:
+                raise backend_error(f"a partial application of {o.fn.name}", node)
+            bound = [self(x, node) for x in o.args]
+            return Callee(graph=inner.graph, fvs=inner.fvs, bound=list(inner.bound) + bound,
+                          key=o)
+        raise backend_error(f"the function value {o!r} (grad inside the program must be "
+                            f"resolved when the program is specialized)", node)
+
+
+def known_value(node):
+    """(True, value) when the node's abstract is a known constant."""
+    a = node.abstract
+    if a is None or isinstance(a, LType):
+        return False, None
+    from ...infer.abstract import NOT_CONSTANT, constant_value
+
+    v = constant_value(a)
+    if v is NOT_CONSTANT:
+        return False, None
+    return True, v

@@ -1,0 +1,186 @@
+"""Compiling typed programs, and calling them from Python.
+
+`compile_program(graph)` lowers a specialized, optimized graph (every node typed) and
+returns a `Compiled`: its native entry (see `wrapper`) and the deep-stack variant.
+
+`Dispatcher` is what a compiled function calls: it tries the entry it used last
+(the native code checks the argument types itself and answers MISMATCH when they
+are not its signature), and otherwise finds or makes the specialization for the
+arguments' types:
+
+    r = last_entry(*args)          # ~tens of ns
+    if r is MISMATCH: r = slow()   # look up the signature, compile if new
+    if r is DEEP:     r = deep()   # the stack budget was spent: run on a big stack
+
+Deep recursion.  A call first runs on the caller's thread with a stack budget of
+SHALLOW_STACK_BUDGET; compiled recursive functions check the stack pointer on entry.
+When the budget is spent the call returns DEEP, and runs again (programs are pure)
+through the `deep` entry, on a new thread whose stack is DEEP_STACK_SIZE (1 GiB of
+address space; only the pages used are committed), with the GIL released.  Past that,
+MyiaRecursionError.  An interrupt in the waiting thread sets the interrupt flag, which
+the compiled code polls.
+"""
+
+import threading
+import time
+
+from ...ir import manage
+from . import runtime
+from .lower import Lowering
+from .ltypes import of_value
+from .wrapper import DEEP, MISMATCH, EntryBuilder, make_callable
+
+#: the stack of the thread that runs deep calls
+DEEP_STACK_SIZE = 1 << 30
+#: what the deep call leaves unused at the bottom of its stack (Python's frames)
+DEEP_STACK_MARGIN = 4 << 20
+
+
+class Compiled:
+    """One compiled signature."""
+
+    def __init__(self, graph, entry, deep, lowering, arg_types, out_type, seconds):
+        self.graph = graph
+        self.entry = entry
+        self.deep = deep
+        self.lowering = lowering
+        self.arg_types = arg_types
+        self.out_type = out_type
+        self.seconds = seconds
+
+    def __call__(self, *args):
+        r = self.entry(*args)
+        if r is DEEP:
+            return run_deep(self.deep, args)
+        return r
+
+
+_counter = [0]
+
+
+def compile_program(graph, dump=None):
+    """Lower and compile the typed program `graph`."""
+    t0 = time.perf_counter()
+    eng = runtime.engine()
+    _counter[0] += 1
+    L = Lowering(eng, graph, "myia")
+    body = L.run()
+    # called once per call from each of the two entries: one copy of the code
+    body.attributes.add("noinline")
+    arg_types = [L.ltype(p) for p in graph.parameters]
+    out_type = L.out_type(graph)
+    if L.fvs[graph]:
+        from .lower import backend_error
+
+        raise backend_error(f"the program {graph.name}, which has free variables")
+    for t in arg_types:
+        _check_boxable(t, "argument", graph)
+    _check_boxable(out_type, "result", graph)
+    entry_name = f"{runtime.PREFIX}_entry"
+    EntryBuilder(L.module, eng, entry_name, arg_types, out_type, body,
+                 deep_budget=DEEP_STACK_SIZE - DEEP_STACK_MARGIN,
+                 constants=L.constants).build()
+    addrs = eng.compile(L.module, [entry_name], dump=dump)
+    raise_error = L.errors.raise_error
+    entry = make_callable(addrs[entry_name], graph.name, (False, raise_error))
+    deep = make_callable(addrs[entry_name], graph.name + "_deep", (True, raise_error))
+    return Compiled(graph, entry, deep, L, arg_types, out_type, time.perf_counter() - t0)
+
+
+def _check_boxable(t, what, graph):
+    from .lower import backend_error
+    from .ltypes import Array, Scalar, Static, Tuple
+
+    if isinstance(t, (Scalar, Array)):
+        return
+    if isinstance(t, Static) and (t.value is None or isinstance(t.value, (bool, str, int, float))):
+        return
+    if isinstance(t, Tuple):
+        for e in t.elems:
+            _check_boxable(e, what, graph)
+        return
+    raise backend_error(f"a function whose {what} is a {t} (only numbers, arrays and "
+                        f"tuples of them cross between Python and compiled code)", graph)
+
+
+def run_deep(entry, args):
+    """Call `entry` on a new thread with a DEEP_STACK_SIZE stack."""
+    result = []
+
+    def target():
+        try:
+            result.append((True, entry(*args)))
+        except BaseException as e:  # noqa: BLE001  (re-raised in the caller)
+            result.append((False, e))
+
+    with _STACK_LOCK:
+        old = threading.stack_size(DEEP_STACK_SIZE)
+        try:
+            t = threading.Thread(target=target, name="myia-deep-call", daemon=True)
+            t.start()
+        finally:
+            threading.stack_size(old)
+    try:
+        while t.is_alive():
+            t.join(0.05)
+    except KeyboardInterrupt:
+        runtime.request_interrupt()
+        t.join()
+        runtime.clear_interrupt()
+        raise
+    ok, value = result[0]
+    if ok:
+        return value
+    value.__traceback__ = None
+    raise value
+
+
+_STACK_LOCK = threading.Lock()
+
+
+class Dispatcher:
+    """Calls the compiled specialization of `fn` for its arguments' types.
+
+    `specialize(args)` returns the typed, optimized program for the arguments (it
+    is called once per new signature)."""
+
+    def __init__(self, specialize, name="fn"):
+        self.specialize = specialize
+        self.name = name
+        self.cache = {}
+        self.last = None
+
+    def __call__(self, *args):
+        last = self.last
+        if last is not None:
+            r = last.entry(*args)
+            if r is not MISMATCH and r is not DEEP:
+                return r
+            if r is DEEP:
+                return run_deep(last.deep, args)
+        return self.slow(args)
+
+    def slow(self, args):
+        key = tuple(of_value(a) for a in args)
+        c = self.cache.get(key) if None not in key else None
+        if c is None:
+            graph = self.specialize(args)
+            c = compile_program(graph)
+            if None not in key:
+                self.cache[key] = c
+        self.last = c
+        r = c.entry(*args)
+        if r is DEEP:
+            return run_deep(c.deep, args)
+        if r is MISMATCH:
+            from ...errors import MyiaTypeError
+
+            raise MyiaTypeError(
+                f"the compiled code of {self.name} does not accept its arguments "
+                f"({', '.join(type(a).__name__ for a in args)})",
+                hint="pass numbers, NumPy arrays (bool, int64, float32 or float64) or "
+                     "tuples of them")
+        return r
+
+
+_ = manage

@@ -1,0 +1,943 @@
+"""Lowering typed graphs to LLVM IR.
+
+Input: a specialized, optimized program (every node has its type, see `abstracts`).
+Output: an LLVM module with one function per *entry* graph and the native entry
+point of the root (see `wrapper`).
+
+Functions.  A graph `g` with free variables `v1..vk` (in the manager's order) and
+parameters `p1..pn` is lowered as if lambda-lifted:
+
+    i32 @g(ptr ctx, v1, ..., vk, p1, ..., pn, ptr out)
+
+(a closure-converted program simply has no free variables).  An LLVM function holds
+its entry graph and every graph reachable from it through *tail calls*: each of them
+is a block whose phis are its free variables and parameters, and a tail call is a
+branch to that block.  So a loop (a graph calling itself in tail position, through
+`switch(c, body, after)()`) becomes a real loop; a call that is not in tail position
+is a native call of the callee's own function.
+
+Calls.  The callee of an Apply is resolved statically where it can be: a graph
+constant (a direct call, its free variables passed from the caller, who owns them or
+has them as free variables itself), a primitive (lowered inline), `switch(c, f, g)`
+(a conditional branch, each side resolved again), or a value of a function type.
+Function values are defunctionalized: inference knows the set of functions a value
+may be, so a value is a pointer to an arena record of the values its function
+captures (nothing if none), and a value that may be one of several functions is
+{tag, record}; its call is a branch on the tag to direct calls, which LLVM may
+inline.  There are no indirect calls.
+
+Recursion.  A function on a cycle of the call graph checks, on entry, that the stack
+pointer is above the call's stack limit (else STATUS_STACK, see `dispatch`) and polls
+the interrupt flag; a loop polls at each back edge.
+
+Errors.  A primitive that fails at run time (integer division by zero, an index out of
+range, incompatible shapes, a failed assert) stores the number of its *error site* and
+up to three integers in the context and returns STATUS_ERROR; the site table gives
+the exception class, the message and the source location (see `ErrorTable`).
+
+What cannot be lowered raises MyiaBackendError naming the construct and the line.
+"""
+
+import llvmlite.ir as ir
+import numpy as np
+
+from ...errors import (MyiaAssertionError, MyiaBackendError, MyiaError, MyiaRecursionError,
+                       MyiaShapeError, MyiaTypeError, MyiaValueError)
+from ...ir import Apply, Constant, Graph, Parameter, manage
+from ...prim import Primitive
+from ...prim import ops as P
+from . import cg
+from .cg import NULL, alloca, check_status, ctx_load, ctx_store, i32, i64
+from .ltypes import (CLOSURE_IR, EMPTY, Array, Callee, Env, Func, LType, Scalar, Static, Tuple,
+                     to_ir)
+from .runtime import (CTX_TYPE, I1, I32, I64, PREFIX, PTR, STATUS_ERROR, STATUS_NOMEM, STATUS_OK,
+                      STATUS_STACK, declare)
+
+#: primitive name -> lowering rule; filled by the ops_* modules through `rule`
+RULES = {}
+
+
+def rule(*prims):
+    """`@rule(P.add, P.sub)`: def lower(fl, node, args, types, out) -> value.
+
+    `args` are the LLVM values of the inputs, `types` their LTypes, `out` the LType of
+    the result.  Also registered as the primitive's "llvm" lowering."""
+
+    def deco(fn):
+        for p in prims:
+            RULES[p.name] = fn
+            if "llvm" not in p.rules:
+                p.rules["llvm"] = fn
+        return fn
+
+    return deco
+
+
+# ---- errors ------------------------------------------------------------------------
+
+
+class ErrorTable:
+    """Error sites of a module: site number -> (exception class, message, location).
+
+    A message may use {a}, {b}, {c}: the integers the failing code stored."""
+
+    def __init__(self):
+        self.sites = []
+        self._index = {}
+
+    def site(self, exc, message, loc):
+        key = (exc, message, id(loc) if loc is not None else None)
+        n = self._index.get(key)
+        if n is None:
+            n = self._index[key] = len(self.sites)
+            self.sites.append((exc, message, loc))
+        return n
+
+    def raise_error(self, status, site, a, b, c):
+        from .runtime import STATUS_INTERRUPT, clear_interrupt
+
+        if status == STATUS_INTERRUPT:
+            clear_interrupt()
+            raise KeyboardInterrupt
+        if status == STATUS_STACK:
+            from .dispatch import DEEP_STACK_SIZE
+
+            raise MyiaRecursionError(
+                f"recursion too deep: the program used the whole native stack "
+                f"({DEEP_STACK_SIZE >> 20} MiB)",
+                hint="check the base case of the recursion")
+        if status == STATUS_NOMEM:
+            raise MemoryError("the compiled program ran out of memory")
+        if status == STATUS_ERROR and 0 <= site < len(self.sites):
+            exc, message, loc = self.sites[site]
+            err = exc(message.format(a=a, b=b, c=c), loc)
+            raise err
+        raise MyiaError(f"compiled code failed with status {status} (site {site})")
+
+
+def backend_error(what, node=None, hint=None):
+    loc = getattr(node, "loc", None)
+    return MyiaBackendError(f"the LLVM backend cannot compile {what}", loc, hint)
+
+
+# ---- types of nodes ----------------------------------------------------------------------
+
+
+def constant_ltype(value):
+    """The LType of a constant of the program."""
+    if isinstance(value, Graph):
+        return None  # needs the free variables: see Lowering.graph_func_type
+    if isinstance(value, Primitive):
+        return Func([Callee(prim=value)])
+    if isinstance(value, (bool, np.bool_)):
+        return Scalar("bool")
+    if isinstance(value, (int, np.integer)):
+        return Scalar("int64")
+    if isinstance(value, np.float32):
+        return Scalar("float32")
+    if isinstance(value, (float, np.floating)):
+        return Scalar("float64")
+    if isinstance(value, np.ndarray):
+        if value.dtype.name in ("bool", "int64", "float64", "float32"):
+            return Array(value.dtype.name, value.shape)
+        return Static(value)
+    if isinstance(value, tuple):
+        elems = [constant_ltype(v) for v in value]
+        if all(isinstance(e, Static) for e in elems):
+            return Static(value)
+        if any(e is None for e in elems):
+            return None
+        return Tuple(elems)
+    return Static(value)
+
+
+# ---- the module ------------------------------------------------------------------------
+
+
+class Lowering:
+    """Lowers the program rooted at `root` into a new module of `engine`."""
+
+    def __init__(self, engine, root, name="myia_fn", types=None):
+        from . import abstracts
+
+        self.engine = engine
+        self.root = root
+        self.name = name
+        self.module = engine.new_module(name)
+        self.mng = manage(root)
+        self.errors = ErrorTable()
+        self.constants = []  # ndarrays compiled code points into
+        self.functions = {}  # entry graph -> ir.Function
+        self.todo = []
+        self.fvs = {g: list(self.mng.free_variables(g)) for g in self.mng.graphs}
+        self._types = {} if types is None else types
+        self._to_ltype = abstracts.Converter(self)
+        self._edges = {}
+        self._recursive = {}
+        self._guarded = None
+        self.counter = 0
+
+    # ---- types --------------------------------------------------------------------
+
+    def ltype(self, node):
+        t = self._types.get(node)
+        if t is not None:
+            return t
+        if isinstance(node, Constant):
+            v = node.value
+            if isinstance(v, Graph):
+                t = self.graph_func_type(v, node.abstract)
+            elif node.abstract is not None and not isinstance(v, Primitive):
+                t = self._to_ltype(node.abstract, node)
+                if isinstance(t, Static) or t is None:
+                    t = constant_ltype(v)
+            else:
+                t = constant_ltype(v)
+        elif node.abstract is not None:
+            t = self._to_ltype(node.abstract, node)
+        elif isinstance(node, Apply) and node.inputs[0].is_constant(Primitive):
+            t = self.infer_missing(node)
+        if t is None:
+            raise backend_error(f"the node {_describe(node)}, whose type is unknown", node,
+                                hint="the program must be specialized (typed) first")
+        self._types[node] = t
+        return t
+
+    def infer_missing(self, node):
+        """Types of the few nodes that passes after inference make without one."""
+        prim = node.inputs[0].value
+        if prim is P.make_closure:
+            g = node.inputs[1].value
+            bound = [self.ltype(i) for i in node.inputs[2:]]
+            return Func([Callee(graph=g, fvs=self.fvs[g], bound=bound)])
+        if prim is P.make_tuple:
+            return Tuple([self.ltype(i) for i in node.inputs[1:]])
+        if prim is P.tuple_getitem:
+            t = self.ltype(node.inputs[1])
+            i = node.inputs[2]
+            if isinstance(t, Tuple) and isinstance(i, Constant):
+                return t.elems[i.value]
+        return None
+
+    def graph_func_type(self, g, abstract=None):
+        fvs = self.fvs.get(g)
+        if fvs is None:
+            raise backend_error(f"the graph {g.name}, which is not part of the program")
+        key = None
+        options = getattr(abstract, "options", None)
+        if options is not None and len(options) == 1:
+            (key,) = options
+        return Func([Callee(graph=g, fvs=fvs, key=key)])
+
+    def param_types(self, g):
+        return [self.ltype(p) for p in g.parameters]
+
+    def out_type(self, g):
+        return self.ltype(g.output)
+
+    # ---- static analysis of calls ---------------------------------------------------
+
+    def callee_graphs(self, callee):
+        """The graphs a callee node may be (None if some are unknown)."""
+        if isinstance(callee, Constant):
+            v = callee.value
+            if isinstance(v, Graph):
+                return [v]
+            if isinstance(v, Primitive):
+                return []
+            return None
+        if isinstance(callee, Apply) and callee.is_apply(P.switch):
+            a = self.callee_graphs(callee.inputs[2])
+            b = self.callee_graphs(callee.inputs[3])
+            return None if a is None or b is None else a + b
+        t = self.ltype(callee)
+        if isinstance(t, Func):
+            return [o.graph for o in t.options if o.graph is not None]
+        return None
+
+    def edges(self, g):
+        """(graphs called in tail position, graphs called otherwise) by graph `g`
+        (including the options of closures it may call)."""
+        e = self._edges.get(g)
+        if e is None:
+            tail, calls = set(), set()
+            for node in self.mng.nodes(g):
+                if not isinstance(node, Apply):
+                    continue
+                fn = node.inputs[0]
+                if fn.is_constant(Primitive):
+                    continue
+                gs = self.callee_graphs(fn) or []
+                (tail if node is g.output else calls).update(gs)
+            # closures made here may be called anywhere: count them as calls
+            for node in self.mng.nodes(g):
+                if isinstance(node, Apply):
+                    for inp in node.inputs[1:]:
+                        if inp.is_constant_graph():
+                            calls.add(inp.value)
+                    if node.is_apply(P.make_closure):
+                        calls.add(node.inputs[1].value)
+            if g.output.is_constant_graph():
+                calls.add(g.output.value)
+            e = self._edges[g] = (tail, calls)
+        return e
+
+    def tail_group(self, entry):
+        group = [entry]
+        seen = {entry}
+        for g in group:
+            for h in self.edges(g)[0]:
+                if h not in seen:
+                    seen.add(h)
+                    group.append(h)
+        return group
+
+    def fn_calls(self, entry):
+        out = set()
+        for g in self.tail_group(entry):
+            out |= self.edges(g)[1]
+        return out
+
+    def guarded(self, entry):
+        """Does the function of `entry` check the stack and poll on entry?  Every cycle
+        of calls must pass a guard: the targets of the back edges of a depth-first
+        walk of the call graph from the root are guarded (one guard per loop of
+        recursion, not one per function of it)."""
+        if self._guarded is None:
+            self._guarded = set()
+            self._walked = set()
+            on_stack = set()
+            stack = [(self.root, iter(sorted(self.fn_calls(self.root), key=_gid)))]
+            self._walked.add(self.root)
+            on_stack.add(self.root)
+            while stack:
+                g, it = stack[-1]
+                nxt = next(it, None)
+                if nxt is None:
+                    stack.pop()
+                    on_stack.discard(g)
+                    continue
+                if nxt in on_stack:
+                    self._guarded.add(nxt)
+                elif nxt not in self._walked:
+                    self._walked.add(nxt)
+                    on_stack.add(nxt)
+                    stack.append((nxt, iter(sorted(self.fn_calls(nxt), key=_gid))))
+        if entry in self._walked:
+            return entry in self._guarded
+        return self.is_recursive(entry)
+
+    def is_recursive(self, entry):
+        r = self._recursive.get(entry)
+        if r is None:
+            seen = set()
+            todo = list(self.fn_calls(entry))
+            r = False
+            while todo:
+                g = todo.pop()
+                if g is entry or entry in self.tail_group(g):
+                    r = True
+                    break
+                if g in seen:
+                    continue
+                seen.add(g)
+                todo.extend(self.fn_calls(g))
+            self._recursive[entry] = r
+        return r
+
+    # ---- functions ------------------------------------------------------------------
+
+    def fn_type(self, g):
+        args = [PTR] + [to_ir(self.ltype(v)) for v in self.fvs[g]]
+        args += [to_ir(t) for t in self.param_types(g)]
+        return ir.FunctionType(I32, args + [PTR])
+
+    def function(self, g):
+        """The LLVM function whose entry is graph `g` (lowered later)."""
+        f = self.functions.get(g)
+        if f is None:
+            self.counter += 1
+            name = f"{PREFIX}_g{self.counter}_{_sanitize(g.name)}"
+            f = ir.Function(self.module, self.fn_type(g), name)
+            f.linkage = "internal"
+            self.functions[g] = f
+            self.todo.append(g)
+        return f
+
+    def run(self):
+        """Lower everything; returns the root's function."""
+        root_fn = self.function(self.root)
+        while self.todo:
+            g = self.todo.pop()
+            FnLowering(self, g).lower()
+        return root_fn
+
+    # ---- closures -------------------------------------------------------------------
+
+    def option_params(self, o):
+        """The parameter types a call of closure option `o` passes (a closure-converted
+        record binds the leading parameters of its graph)."""
+        return self.param_types(o.graph)[len(o.bound):]
+
+    def captured_types(self, o):
+        """The types of the values function option `o` captures."""
+        return [self.ltype(v) for v in o.fvs] + list(o.bound)
+
+    def captured_ir(self, o):
+        return ir.LiteralStructType([to_ir(t) for t in self.captured_types(o)])
+
+
+class _Tiny:
+    """The few things `coerce` needs from a function lowering."""
+
+    def __init__(self, L, b, ctx):
+        self.L = L
+        self.b = b
+        self.ctx = ctx
+
+    def alloc(self, nbytes):
+        return cg.alloc(self.b, self.ctx, nbytes)
+
+
+def _gid(g):
+    return g.id
+
+
+def _sanitize(name):
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)[:40]
+
+
+def _describe(node):
+    if isinstance(node, Apply):
+        fn = node.inputs[0]
+        if fn.is_constant(Primitive):
+            return f"{fn.value.name}(...)"
+        return "a call"
+    if isinstance(node, Parameter):
+        return f"parameter {node.name}"
+    return repr(node)
+
+
+# ---- joins and coercions ---------------------------------------------------------------
+
+
+def join(a, b, node=None):
+    """The smallest type holding values of `a` and of `b` (for branches)."""
+    if a == b:
+        return a
+    if isinstance(a, Func) and isinstance(b, Func):
+        opts = list(a.options)
+        for o in b.options:
+            if o not in opts:
+                opts.append(o)
+        return Func(opts)
+    if isinstance(a, Tuple) and isinstance(b, Tuple) and len(a.elems) == len(b.elems):
+        return Tuple([join(x, y, node) for x, y in zip(a.elems, b.elems)])
+    if isinstance(a, Env) and isinstance(b, Env):
+        entries = list(a.entries)
+        keys = [k for k, _ in entries]
+        for k, t in b.entries:
+            if k in keys:
+                i = keys.index(k)
+                entries[i] = (k, join(entries[i][1], t, node))
+            else:
+                entries.append((k, t))
+                keys.append(k)
+        return Env(entries)
+    if isinstance(a, Array) and isinstance(b, Array) and a.dtype == b.dtype and a.ndim == b.ndim:
+        return Array(a.dtype, [x if x == y else None for x, y in zip(a.shape, b.shape)])
+    raise backend_error(f"a value that may be {a} or {b}", node)
+
+
+def coerce(fl, v, src, dst, node=None):
+    """Convert native value `v` of type `src` to the representation of `dst` (a
+    wider type: more functions in a closure type, more keys in an environment)."""
+    if src == dst:
+        return v
+    b = fl.b
+    if isinstance(src, Array) and isinstance(dst, Array) and src.ndim == dst.ndim:
+        return v
+    if isinstance(src, Tuple) and isinstance(dst, Tuple) and len(src.elems) == len(dst.elems):
+        out = ir.Constant(to_ir(dst), ir.Undefined)
+        for k, (s, d) in enumerate(zip(src.elems, dst.elems)):
+            out = b.insert_value(out, coerce(fl, b.extract_value(v, k), s, d, node), k)
+        return out
+    if isinstance(src, Func) and isinstance(dst, Func):
+        return coerce_func(fl, v, src, dst, node)
+    if isinstance(src, Env) and isinstance(dst, Env):
+        out = ir.Constant(to_ir(dst), None)  # all absent
+        for k, (key, t) in enumerate(dst.entries):
+            i = src.index(key)
+            if i is None:
+                continue
+            entry = b.extract_value(v, i)
+            present = b.extract_value(entry, 0)
+            value = coerce(fl, b.extract_value(entry, 1), src.entries[i][1], t, node)
+            e = ir.Constant(to_ir(dst).elements[k], ir.Undefined)
+            e = b.insert_value(e, present, 0)
+            e = b.insert_value(e, value, 1)
+            out = b.insert_value(out, e, k)
+        return out
+    if isinstance(src, Scalar) and isinstance(dst, Scalar):
+        from .ops_scalar import cast
+
+        return cast(b, v, src.dtype, dst.dtype)
+    if isinstance(src, Static) and isinstance(dst, Static):
+        return v
+    raise backend_error(f"a value of type {src} where {dst} is expected", node)
+
+
+def coerce_func(fl, v, src, dst, node):
+    """A function value of type `src` as one of type `dst`, whose options include
+    src's: one option is {tag, captured values}, the tag being the position of the
+    option in dst (several options: the tags are renumbered)."""
+    b = fl.b
+    if src.single and dst.single:
+        if src.options[0] == dst.options[0]:
+            return v
+    elif src.single:
+        k = _option_index(src.options[0], dst, node)
+        env = v if src.options[0].n_captured else NULL
+        rec = ir.Constant(CLOSURE_IR, [i64(k), NULL])
+        return b.insert_value(rec, env, 1)
+    elif not dst.single:
+        tags = [_option_index(o, dst, node) for o in src.options]
+        if tags == list(range(len(tags))):
+            return v
+        tag = b.extract_value(v, 0)
+        new = i64(tags[0])
+        for i, t in enumerate(tags[1:], 1):
+            new = b.select(b.icmp_signed("==", tag, i64(i)), i64(t), new)
+        return b.insert_value(v, new, 0)
+    raise backend_error(f"a function value of type {src} where {dst} is expected", node)
+
+
+def _option_index(option, ftype, node):
+    for k, o in enumerate(ftype.options):
+        if o == option:
+            return k
+    raise backend_error(f"the function {option!r}, which is not one of {ftype}", node)
+
+
+def load_captured(b, L, option, env):
+    """The values captured by function option `option`, read from record `env`."""
+    if not option.n_captured:
+        return []
+    rec = b.load(env, typ=L.captured_ir(option))
+    return [b.extract_value(rec, k) for k in range(option.n_captured)]
+
+
+def _sizeof(fl, typ):
+    return typ.get_abi_size(fl.L.engine.tm.target_data)
+
+
+# ---- one function ---------------------------------------------------------------------
+
+
+class FnLowering:
+    """Lowers one LLVM function: entry graph `entry` and its tail-call group."""
+
+    def __init__(self, L, entry):
+        self.L = L
+        self.entry = entry
+        self.fn = L.functions[entry]
+        self.out_t = L.out_type(entry)
+        self.headers = {}  # graph -> (block, [phis])
+        self.pending = []  # graphs whose header exists but body is not lowered yet
+        self.envs = {}
+        self.fused = set()
+
+    # ---- helpers for rules ----------------------------------------------------------
+
+    @property
+    def module(self):
+        return self.L.module
+
+    def ltype(self, node):
+        return self.L.ltype(node)
+
+    def alloc(self, nbytes):
+        """Arena memory for this call (returns STATUS_NOMEM on failure)."""
+        return cg.alloc(self.b, self.ctx, nbytes)
+
+    def alloca(self, typ, name=""):
+        """An alloca in the entry block (so that LLVM promotes it)."""
+        with self.b.goto_block(self.alloca_block):
+            return alloca(self.b, typ, name)
+
+    def site(self, node, exc, message):
+        return self.L.errors.site(exc, message, getattr(node, "loc", None))
+
+    def error_if(self, cond, node, exc, message, a=None, b_=None, c=None):
+        """if cond: record the error site and return STATUS_ERROR."""
+        b = self.b
+        s = self.site(node, exc, message)
+        with b.if_then(cond, likely=False):
+            ctx_store(b, self.ctx, "err_site", i64(s))
+            for name, v in (("err_a", a), ("err_b", b_), ("err_c", c)):
+                if v is not None:
+                    ctx_store(b, self.ctx, name, v if not isinstance(v, int) else i64(v))
+            b.ret(i32(STATUS_ERROR))
+
+    def fail(self, node, exc, message):
+        """Always an error (the rest of the block is unreachable)."""
+        self.error_if(ir.Constant(I1, 1), node, exc, message)
+
+    def static(self, node):
+        """The compile-time value of `node`, or raise."""
+        if isinstance(node, Constant) and not isinstance(node.value, Graph):
+            return node.value
+        t = self.ltype(node)
+        if isinstance(t, Static):
+            return t.value
+        from . import abstracts
+
+        ok, v = abstracts.known_value(node)
+        if ok:
+            return v
+        raise backend_error(f"{_describe(node)} as a value known only at run time; "
+                            f"it must be a constant here", node)
+
+    def is_static(self, node):
+        try:
+            self.static(node)
+            return True
+        except MyiaBackendError:
+            return False
+
+    # ---- lowering ------------------------------------------------------------------
+
+    def lower(self):
+        f = self.fn
+        L = self.L
+        entry_block = f.append_basic_block("entry")
+        self.alloca_block = entry_block
+        b = ir.IRBuilder(entry_block)
+        self.b = b
+        self.ctx = f.args[0]
+        start = f.append_basic_block("start")
+        if L.guarded(self.entry):
+            b.branch(start)
+            b.position_at_end(start)
+            guard = b.append_basic_block("guard")
+            below = b.icmp_signed("<", cg.frame_address(b), ctx_load(b, self.ctx, "stack_limit"))
+            with b.if_then(below, likely=False):
+                b.ret(i32(STATUS_STACK))
+            st = b.call(cg.poll_fn(self.module), [self.ctx])
+            check_status(b, st)
+            b.branch(guard)
+            b.position_at_end(guard)
+        else:
+            b.branch(start)
+            b.position_at_end(start)
+        header, phis = self.header(self.entry)
+        for phi, a in zip(phis, f.args[1:-1]):
+            phi.add_incoming(a, b.block)
+        b.branch(header)
+        self.outp = f.args[-1]
+        while self.pending:
+            g = self.pending.pop()
+            self.lower_graph(g)
+        # the entry block branches to start once all allocas are in
+        with b.goto_block(entry_block):
+            pass
+
+    def header(self, g):
+        h = self.headers.get(g)
+        if h is None:
+            block = self.fn.append_basic_block(f"{_sanitize(g.name)}")
+            with self.b.goto_block(block):
+                phis = []
+                for v in self.L.fvs[g]:
+                    phis.append(self.b.phi(to_ir(self.ltype(v)), name=v.name or ""))
+                for p in g.parameters:
+                    phis.append(self.b.phi(to_ir(self.ltype(p)), name=p.name or ""))
+            h = self.headers[g] = (block, phis)
+            self.pending.append(g)
+        return h
+
+    def lower_graph(self, g):
+        block, phis = self.headers[g]
+        b = self.b
+        b.position_at_end(block)
+        # alloca block must stay first: entry -> start -> ...; headers after
+        env = {}
+        self.envs[g] = env
+        self.env = env
+        self.graph = g
+        k = len(self.L.fvs[g])
+        for v, phi in zip(self.L.fvs[g], phis[:k]):
+            env[v] = phi
+        for p, phi in zip(g.parameters, phis[k:]):
+            env[p] = phi
+        mng = self.L.mng
+        skip = self.skipped_nodes(g)
+        for node in mng.nodes(g):
+            if not isinstance(node, Apply) or node in skip:
+                continue
+            if node is g.output and self.is_call(node):
+                self.lower_call(node, tail=True)
+                return
+            env[node] = self.lower_apply(node)
+        self.ret_value(self.value(g.output), self.ltype(g.output), g.output)
+
+    def ret_value(self, v, t, node):
+        b = self.b
+        v = coerce(self, v, t, self.out_t, node)
+        b.store(v, self.outp)
+        b.ret(i32(STATUS_OK))
+
+    def skipped_nodes(self, g):
+        """Nodes lowered where they are used, not where they are computed: switches
+        used only as callees, elementwise array nodes fused into their user."""
+        mng = self.L.mng
+        skip = set()
+        for node in mng.nodes(g):
+            if node.is_apply(P.switch) and isinstance(self.ltype(node), Func):
+                users = mng.users(node)
+                if users and all(i == 0 and u.graph is g for u, i in users):
+                    skip.add(node)
+        from .ops_array import fused_nodes
+
+        self.fused = fused_nodes(self, g)
+        skip |= self.fused
+        return skip
+
+    def is_call(self, node):
+        return not node.inputs[0].is_constant(Primitive)
+
+    def value(self, node):
+        """The native value of `node` (constants are made where they are used)."""
+        v = self.env.get(node)
+        if v is not None:
+            return v
+        if isinstance(node, Constant):
+            return self.constant(node)
+        for env in self.envs.values():  # a node of an enclosing graph in this function
+            if node in env:
+                raise backend_error(f"{_describe(node)} used outside its scope", node)
+        raise backend_error(f"{_describe(node)} before it is computed", node)
+
+    def make_func_value(self, callee, values):
+        """The value of function option `callee` capturing `values`: a pointer to an
+        arena record of them (nothing when it captures nothing)."""
+        if not callee.n_captured:
+            return ir.Constant(EMPTY, [])
+        b = self.b
+        rec_ir = self.L.captured_ir(callee)
+        rec = ir.Constant(rec_ir, ir.Undefined)
+        for k, (v, t) in enumerate(zip(values, self.L.captured_types(callee))):
+            rec = b.insert_value(rec, v, k)
+        p = self.alloc(i64(_sizeof(self, rec_ir)))
+        b.store(rec, p)
+        return p
+
+    def constant(self, node):
+        v = node.value
+        t = self.ltype(node)
+        return self.constant_value(v, t, node)
+
+    def constant_value(self, v, t, node=None):
+        b = self.b
+        if isinstance(t, Static):
+            return ir.Constant(EMPTY, [])
+        if isinstance(t, Scalar):
+            if t.dtype == "bool":
+                return ir.Constant(I1, int(bool(v)))
+            if t.dtype == "int64":
+                return i64(int(v))
+            return ir.Constant(to_ir(t), float(v))
+        if isinstance(t, Tuple):
+            out = ir.Constant(to_ir(t), ir.Undefined)
+            for k, (x, et) in enumerate(zip(v, t.elems)):
+                out = b.insert_value(out, self.constant_value(x, et, node), k)
+            return out
+        if isinstance(t, Func):
+            if isinstance(v, Graph):
+                opt = t.options[0]
+                return self.make_func_value(opt, [self.value(fv) for fv in self.L.fvs[v]])
+            return ir.Constant(to_ir(t), [])  # a primitive
+        if isinstance(t, Array):
+            from .ops_array import array_constant
+
+            return array_constant(self, v, t)
+        raise backend_error(f"the constant {v!r}", node)
+
+    # ---- applications ---------------------------------------------------------------
+
+    def lower_apply(self, node):
+        fn = node.inputs[0]
+        if fn.is_constant(Primitive):
+            return self.lower_prim(fn.value, node)
+        return self.lower_call(node, tail=False)
+
+    def lower_prim(self, prim, node, args=None, types=None, out=None):
+        r = RULES.get(prim.name)
+        if r is None:
+            raise backend_error(f"the primitive {prim.name}", node)
+        if args is None:
+            # inputs fused into this node's loop have no value of their own
+            args = [None if i in self.fused else self.value(i) for i in node.inputs[1:]]
+            types = [self.ltype(i) for i in node.inputs[1:]]
+            out = self.ltype(node)
+        return r(self, node, args, types, out)
+
+    # ---- calls ---------------------------------------------------------------------
+
+    def lower_call(self, node, tail):
+        callee = node.inputs[0]
+        args = [self.value(i) for i in node.inputs[1:]]
+        types = [self.ltype(i) for i in node.inputs[1:]]
+        out = self.ltype(node)
+        return self.emit_call(callee, args, types, out, node, tail)
+
+    def emit_call(self, callee, args, types, out, node, tail):
+        """Call the function value of node `callee`; in tail position, the block
+        ends (a branch or a return); otherwise returns the result."""
+        b = self.b
+        # switch(c, f, g)(args): a branch
+        if isinstance(callee, Apply) and callee.is_apply(P.switch) and callee not in self.env:
+            c = self.value(callee.inputs[1])
+            from .ops_scalar import to_bool
+
+            c = to_bool(self, c, self.ltype(callee.inputs[1]), callee)
+            then_bb = b.append_basic_block("then")
+            else_bb = b.append_basic_block("else")
+            b.cbranch(c, then_bb, else_bb)
+            results = []
+            for bb, branch in ((then_bb, callee.inputs[2]), (else_bb, callee.inputs[3])):
+                b.position_at_end(bb)
+                r = self.emit_call(branch, args, types, out, node, tail)
+                if not tail:
+                    results.append((r, b.block))
+            if tail:
+                return None
+            merge = b.append_basic_block("merge")
+            for _, bb in results:
+                b.position_at_end(bb)
+                b.branch(merge)
+            b.position_at_end(merge)
+            phi = b.phi(to_ir(out))
+            for r, bb in results:
+                phi.add_incoming(r, bb)
+            return phi
+        if isinstance(callee, Constant):
+            v = callee.value
+            if isinstance(v, Graph):
+                bound = [self.value(fv) for fv in self.L.fvs.get(v, ())]
+                return self.call_graph(v, bound, args, types, out, node, tail)
+            if isinstance(v, Primitive):
+                return self.call_prim(v, args, types, out, node, tail)
+            raise backend_error(f"a call of {v!r}", node)
+        ftype = self.ltype(callee)
+        if not isinstance(ftype, Func):
+            raise backend_error(f"a call of a value of type {ftype}", node)
+        fv = self.value(callee)
+        return self.call_func_value(fv, ftype, args, types, out, node, tail)
+
+    def call_func_value(self, fv, ftype, args, types, out, node, tail):
+        b = self.b
+        if ftype.single:
+            opt = ftype.options[0]
+            if opt.prim is not None:
+                return self.call_prim(opt.prim, args, types, out, node, tail)
+            bound = load_captured(b, self.L, opt, fv) if opt.n_captured else []
+            return self.call_graph(opt.graph, bound, args, types, out, node, tail)
+        # several functions: a branch on the tag, then a direct call of each
+        tag = b.extract_value(fv, 0)
+        env = b.extract_value(fv, 1)
+        blocks = [b.append_basic_block(f"option{k}") for k in range(len(ftype.options))]
+        sw = b.switch(tag, blocks[-1])
+        for k, bb in enumerate(blocks[:-1]):
+            sw.add_case(i64(k), bb)
+        results = []
+        for opt, bb in zip(ftype.options, blocks):
+            b.position_at_end(bb)
+            if opt.prim is not None:
+                r = self.call_prim(opt.prim, args, types, out, node, tail)
+            else:
+                bound = load_captured(b, self.L, opt, env) if opt.n_captured else []
+                r = self.call_graph(opt.graph, bound, args, types, out, node, tail)
+            if not tail:
+                results.append((r, b.block))
+        if tail:
+            return None
+        merge = b.append_basic_block("called")
+        for _, bb in results:
+            b.position_at_end(bb)
+            b.branch(merge)
+        b.position_at_end(merge)
+        phi = b.phi(to_ir(out))
+        for r, bb in results:
+            phi.add_incoming(r, bb)
+        return phi
+
+    def call_prim(self, prim, args, types, out, node, tail):
+        v = self.lower_prim(prim, node, args, types, out)
+        if tail:
+            self.ret_value(v, out, node)
+            return None
+        return v
+
+    def call_graph(self, g, bound, args, types, out, node, tail):
+        b = self.b
+        L = self.L
+        params = L.param_types(g)
+        # free variables come first, then (closure-converted records) the leading
+        # parameters bound to the record
+        params = params[len(bound) - len(L.fvs[g]):]
+        args, types = self.bind_defaults(g, args, types, node, len(params))
+        cargs = [coerce(self, a, t, p, node) for a, t, p in zip(args, types, params)]
+        all_args = list(bound) + cargs
+        gout = L.out_type(g)
+        if tail:
+            if self.can_join(g):
+                existed = g in self.headers
+                block, phis = self.header(g)
+                if existed:  # a branch back to a block: every cycle of blocks has one
+                    st = b.call(cg.poll_fn(self.module), [self.ctx])
+                    check_status(b, st)
+                for phi, a in zip(phis, all_args):
+                    phi.add_incoming(a, b.block)
+                b.branch(block)
+                return None
+            f = L.function(g)
+            if gout == self.out_t:
+                st = b.call(f, [self.ctx, *all_args, self.outp])
+                b.ret(st)
+                return None
+        f = L.function(g)
+        tmp = self.alloca(to_ir(gout))
+        st = b.call(f, [self.ctx, *all_args, tmp])
+        check_status(b, st)
+        r = coerce(self, b.load(tmp, typ=to_ir(gout)), gout, out, node)
+        if tail:
+            self.ret_value(r, out, node)
+            return None
+        return r
+
+    def can_join(self, g):
+        """A graph called in tail position becomes a block of this function."""
+        return True
+
+    def bind_defaults(self, g, args, types, node, n):
+        if len(args) == n:
+            return args, types
+        if len(args) < n:
+            names = [p.name for p in g.parameters][-n:]
+            missing = names[len(args):]
+            if all(m in g.defaults for m in missing):
+                args = list(args)
+                types = list(types)
+                for m in missing:
+                    v = g.defaults[m]
+                    t = constant_ltype(v)
+                    args.append(self.constant_value(v, t, node))
+                    types.append(t)
+                return args, types
+        raise MyiaTypeError(
+            f"{g.name}() takes {n} arguments but {len(args)} were given", node.loc)
+
+
+# the rules
+from . import ops_array, ops_scalar, ops_struct  # noqa: E402,F401

@@ -1,0 +1,353 @@
+"""Tuples, closures, environments, sensitivities and checks.
+
+Environments (the sensitivities of closures, see `myia.prim.grad_ops`) are records
+with one {present, value} slot per key their type may hold: keys are compile-time
+constants, so `env_getitem` and `env_setitem` are field accesses and `env_add`
+adds the slots present on both sides.
+"""
+
+import llvmlite.ir as ir
+
+from ...errors import MyiaAssertionError, MyiaGradError
+from ...prim import ops as P
+from .cg import i64
+from .lower import backend_error, coerce, rule
+from .ltypes import EMPTY, Array, Env, Func, Scalar, Static, Tuple, to_ir
+from .ops_scalar import cast, to_bool
+from .runtime import I1
+
+
+@rule(P.make_tuple)
+def lower_make_tuple(fl, node, args, types, out):
+    b = fl.b
+    v = ir.Constant(to_ir(out), ir.Undefined)
+    for k, (a, t, ot) in enumerate(zip(args, types, out.elems)):
+        v = b.insert_value(v, coerce(fl, a, t, ot, node), k)
+    return v
+
+
+def _index(i, n, node):
+    if not isinstance(i, int) or isinstance(i, bool):
+        raise backend_error(f"a tuple index that is not a constant int ({i!r})", node)
+    if not -n <= i < n:
+        raise backend_error(f"tuple index {i} out of range for a tuple of length {n}", node)
+    return i % n
+
+
+@rule(P.tuple_getitem)
+def lower_tuple_getitem(fl, node, args, types, out):
+    t = types[0]
+    if isinstance(t, Static):
+        return ir.Constant(EMPTY, [])
+    i = _index(fl.static(node.inputs[2]), len(t.elems), node)
+    return coerce(fl, fl.b.extract_value(args[0], i), t.elems[i], out, node)
+
+
+@rule(P.tuple_setitem)
+def lower_tuple_setitem(fl, node, args, types, out):
+    t = types[0]
+    b = fl.b
+    i = _index(fl.static(node.inputs[2]), len(t.elems), node)
+    v = coerce(fl, args[0], t, out, node)
+    return b.insert_value(v, coerce(fl, args[2], types[2], out.elems[i], node), i)
+
+
+@rule(P.tuple_tail)
+def lower_tuple_tail(fl, node, args, types, out):
+    b = fl.b
+    v = ir.Constant(to_ir(out), ir.Undefined)
+    for k in range(len(out.elems)):
+        e = b.extract_value(args[0], k + 1)
+        v = b.insert_value(v, coerce(fl, e, types[0].elems[k + 1], out.elems[k], node), k)
+    return v
+
+
+@rule(P.tuple_cons)
+def lower_tuple_cons(fl, node, args, types, out):
+    b = fl.b
+    v = ir.Constant(to_ir(out), ir.Undefined)
+    v = b.insert_value(v, coerce(fl, args[0], types[0], out.elems[0], node), 0)
+    for k in range(len(out.elems) - 1):
+        e = b.extract_value(args[1], k)
+        v = b.insert_value(v, coerce(fl, e, types[1].elems[k], out.elems[k + 1], node), k + 1)
+    return v
+
+
+@rule(P.getitem)
+def lower_getitem(fl, node, args, types, out):
+    t = types[0]
+    if isinstance(t, Array):
+        from .ops_array import array_getitem
+
+        return array_getitem(fl, node, args, types, out)
+    if isinstance(t, Tuple):
+        index = fl.static(node.inputs[2])
+        b = fl.b
+        if isinstance(index, slice):
+            picks = list(range(len(t.elems)))[index]
+            v = ir.Constant(to_ir(out), ir.Undefined)
+            for k, j in enumerate(picks):
+                v = b.insert_value(v, coerce(fl, b.extract_value(args[0], j), t.elems[j],
+                                             out.elems[k], node), k)
+            return v
+        i = _index(index, len(t.elems), node)
+        return coerce(fl, b.extract_value(args[0], i), t.elems[i], out, node)
+    raise backend_error(f"indexing a value of type {t}", node)
+
+
+@rule(P.len_)
+def lower_len(fl, node, args, types, out):
+    t = types[0]
+    if isinstance(t, Tuple):
+        return i64(len(t.elems))
+    if isinstance(t, Array):
+        if t.ndim == 0:
+            raise backend_error("len() of a 0-d array", node)
+        return fl.b.extract_value(args[0], [1, 0])
+    raise backend_error(f"len() of a {t}", node)
+
+
+@rule(P.switch)
+def lower_switch(fl, node, args, types, out):
+    b = fl.b
+    c = to_bool(fl, args[0], types[0], node)
+    x = coerce(fl, args[1], types[1], out, node)
+    y = coerce(fl, args[2], types[2], out, node)
+    if isinstance(out, Static):
+        return ir.Constant(EMPTY, [])
+    return b.select(c, x, y)
+
+
+@rule(P.assert_)
+def lower_assert(fl, node, args, types, out):
+    c = to_bool(fl, args[0], types[0], node)
+    msg = ""
+    if isinstance(types[1], Static):
+        msg = types[1].value
+    text = "assertion failed" + (": " + str(msg).replace("{", "{{").replace("}", "}}") if msg else "")
+    fl.error_if(fl.b.not_(c), node, MyiaAssertionError, text)
+    return ir.Constant(I1, 1) if isinstance(out, Scalar) else ir.Constant(to_ir(out), ir.Undefined)
+
+
+@rule(P.make_closure)
+def lower_make_closure(fl, node, args, types, out):
+    from .ltypes import Callee
+
+    if not isinstance(out, Func):
+        raise backend_error(f"make_closure typed {out}", node)
+    g = node.inputs[1].value
+    fvs = fl.L.fvs[g]
+    callee = Callee(graph=g, fvs=fvs, bound=types[1:])
+    values = [fl.value(v) for v in fvs] + list(args[1:])
+    v = fl.make_func_value(callee, values)
+    return coerce(fl, v, Func([callee]), out, node)
+
+
+@rule(P.J, P.Jinv)
+def lower_J(fl, node, args, types, out):
+    raise backend_error(f"{node.inputs[0].value.name} of a value known only at run time "
+                        "(a function passed to grad inside the program that the optimizer "
+                        "could not resolve)", node)
+
+
+# ---- sensitivities ---------------------------------------------------------------------
+
+
+def zeros(fl, t, like, like_t, node, one=False):
+    """The zero (or one) of type t, shaped like value `like` of type like_t."""
+    b = fl.b
+    if isinstance(t, Scalar):
+        from .ops_scalar import const_like
+
+        return const_like(t.dtype, 1 if one else 0, 1)
+    if isinstance(t, Array):
+        from .ops_array import full_like
+
+        return full_like(fl, like, like_t, t, 1 if one else 0, node)
+    if isinstance(t, Tuple):
+        v = ir.Constant(to_ir(t), ir.Undefined)
+        for k, et in enumerate(t.elems):
+            if isinstance(like_t, Tuple):
+                sub, sub_t = b.extract_value(like, k), like_t.elems[k]
+            else:
+                sub, sub_t = None, None
+            v = b.insert_value(v, zeros(fl, et, sub, sub_t, node, one), k)
+        return v
+    if isinstance(t, Env):
+        return ir.Constant(to_ir(t), None)
+    if isinstance(t, Static):
+        return ir.Constant(EMPTY, [])
+    if isinstance(t, Func):
+        return ir.Constant(to_ir(t), None)
+    raise backend_error(f"zeros_like of a {t}", node)
+
+
+@rule(P.zeros_like)
+def lower_zeros_like(fl, node, args, types, out):
+    return zeros(fl, out, args[0], types[0], node)
+
+
+@rule(P.ones_like)
+def lower_ones_like(fl, node, args, types, out):
+    return zeros(fl, out, args[0], types[0], node, one=True)
+
+
+@rule(P.grad_seed)
+def lower_grad_seed(fl, node, args, types, out):
+    t = types[0]
+    if isinstance(t, Scalar) and t.is_float:
+        from .ops_scalar import const_like
+
+        return const_like(out.dtype if isinstance(out, Scalar) else t.dtype, 1.0, 1)
+    if isinstance(t, Array) and t.ndim == 0 and t.is_float:
+        from .ops_array import full_like
+
+        return full_like(fl, args[0], t, out, 1.0, node)
+    fl.fail(node, MyiaGradError, f"grad needs a function that returns a float scalar, "
+            f"but it returned a {t}")
+    return ir.Constant(to_ir(out), ir.Undefined)
+
+
+def gadd(fl, x, y, tx, ty, out, node):
+    """x + y for sensitivities of any structure."""
+    b = fl.b
+    if isinstance(out, Scalar):
+        from .ops_scalar import ew_binary
+
+        return ew_binary(b, "add", x, y, tx.dtype, ty.dtype, out.dtype, True)
+    if isinstance(out, Array):
+        from .ops_array import ew_values
+
+        return ew_values(fl, "add", [x, y], [tx, ty], out, node)
+    if isinstance(out, Tuple):
+        v = ir.Constant(to_ir(out), ir.Undefined)
+        for k, et in enumerate(out.elems):
+            v = b.insert_value(v, gadd(fl, b.extract_value(x, k), b.extract_value(y, k),
+                                       tx.elems[k], ty.elems[k], et, node), k)
+        return v
+    if isinstance(out, Env):
+        return env_add(fl, x, y, tx, ty, out, node)
+    if isinstance(out, Static):
+        return ir.Constant(EMPTY, [])
+    if isinstance(out, Func) and isinstance(tx, Func) and isinstance(ty, Func):
+        return coerce(fl, x, tx, out, node)
+    raise backend_error(f"adding sensitivities of type {out}", node)
+
+
+@rule(P.gadd)
+def lower_gadd(fl, node, args, types, out):
+    if isinstance(out, Array):
+        from .ops_array import materialize
+
+        return materialize(fl, node)
+    return gadd(fl, args[0], args[1], types[0], types[1], out, node)
+
+
+# ---- environments -----------------------------------------------------------------------
+
+
+def _as_env(t):
+    if isinstance(t, Env):
+        return t
+    if isinstance(t, (Func, Static)):  # the zero of a function's sensitivity
+        return Env([])
+    return None
+
+
+def _env_coerce(fl, v, t, out, node):
+    et = _as_env(t)
+    if et is None:
+        raise backend_error(f"a {t} used as an environment", node)
+    if et is not t:
+        return ir.Constant(to_ir(out), None)
+    return coerce(fl, v, t, out, node)
+
+
+@rule(P.env_new)
+def lower_env_new(fl, node, args, types, out):
+    return ir.Constant(to_ir(out), None)
+
+
+@rule(P.env_setitem)
+def lower_env_setitem(fl, node, args, types, out):
+    b = fl.b
+    key = fl.static(node.inputs[2])
+    env = _env_coerce(fl, args[0], types[0], out, node)
+    i = out.index(key)
+    if i is None:
+        raise backend_error(f"an environment key {key!r} missing from its type {out}", node)
+    et = out.entries[i][1]
+    slot = ir.Constant(to_ir(out).elements[i], ir.Undefined)
+    slot = b.insert_value(slot, ir.Constant(I1, 1), 0)
+    slot = b.insert_value(slot, coerce(fl, args[2], types[2], et, node), 1)
+    return b.insert_value(env, slot, i)
+
+
+@rule(P.env_getitem)
+def lower_env_getitem(fl, node, args, types, out):
+    b = fl.b
+    key = fl.static(node.inputs[2])
+    t = _as_env(types[0])
+    default = coerce(fl, args[3 - 1], types[2], out, node)
+    if t is None or t is not types[0]:
+        return default
+    i = t.index(key)
+    if i is None:
+        return default
+    slot = b.extract_value(args[0], i)
+    value = coerce(fl, b.extract_value(slot, 1), t.entries[i][1], out, node)
+    if isinstance(out, Static):
+        return ir.Constant(EMPTY, [])
+    return b.select(b.extract_value(slot, 0), value, default)
+
+
+def env_add(fl, x, y, tx, ty, out, node):
+    b = fl.b
+    x = _env_coerce(fl, x, tx, out, node)
+    y = _env_coerce(fl, y, ty, out, node)
+    v = x
+    for k, (key, et) in enumerate(out.entries):
+        sx = b.extract_value(x, k)
+        sy = b.extract_value(y, k)
+        px, py = b.extract_value(sx, 0), b.extract_value(sy, 0)
+        vx, vy = b.extract_value(sx, 1), b.extract_value(sy, 1)
+        both = b.and_(px, py)
+        pre = b.block
+        add_bb = b.append_basic_block("env.add")
+        merge = b.append_basic_block("env.merge")
+        b.cbranch(both, add_bb, merge)
+        b.position_at_end(add_bb)
+        s = gadd(fl, vx, vy, et, et, et, node)
+        add_end = b.block
+        b.branch(merge)
+        b.position_at_end(merge)
+        phi = b.phi(to_ir(et))
+        with b.goto_block(pre):
+            sel = b.select(px, vx, vy)
+        phi.add_incoming(sel, pre)
+        phi.add_incoming(s, add_end)
+        slot = ir.Constant(to_ir(out).elements[k], ir.Undefined)
+        slot = b.insert_value(slot, b.or_(px, py), 0)
+        slot = b.insert_value(slot, phi, 1)
+        v = b.insert_value(v, slot, k)
+    return v
+
+
+@rule(P.env_add)
+def lower_env_add(fl, node, args, types, out):
+    return env_add(fl, args[0], args[1], types[0], types[1], out, node)
+
+
+# ---- compile-time values ----------------------------------------------------------------
+
+
+@rule(P.make_slice, P.reduced_size, P.reduced_shape, P.inverse_axes, P.dtype)
+def lower_static_only(fl, node, args, types, out):
+    if isinstance(out, Static):
+        return ir.Constant(EMPTY, [])
+    from .ops_array import runtime_shape_op
+
+    return runtime_shape_op(fl, node, args, types, out)
+
+
+_ = cast

@@ -1,0 +1,524 @@
+"""The LLVM runtime: one long-lived JIT engine, the external symbols compiled code
+calls, and the conventions every compiled function keeps.
+
+Engine.  One MCJIT engine for the whole process, for the host CPU (name and
+features: AVX2/AVX-512 where present), optimized at O3 with the new pass builder
+(llvmlite 0.50 has no legacy pass manager).  Modules are added to it and never
+removed: compiled code lives as long as the process, like numba's.
+
+Symbols.  Compiled code declares external functions by name; this module binds
+each name to an address with `llvm.add_symbol` before any module is compiled:
+the C library (malloc, free...), libm (exp, log...), the CPython C API (read from
+`ctypes.pythonapi`), BLAS (`dgemm`, `sgemm`, `dgemv`, `sgemv`, `ddot`, `sdot` from
+the PyCapsules of `scipy.linalg.cython_blas`, which are LP64: `int *` sizes) and
+glibc's libmvec (`_ZGVdN4v_exp`... on `<4 x double>`), when present: see `MVEC`.
+
+Calling convention (see also `lower` and `wrapper`).  Every compiled function
+returns an i32 status and writes its result through an out pointer:
+
+    STATUS_OK         0  the result is written
+    STATUS_ERROR      1  a run-time error: ctx.err_site names an entry of the
+                         module's error table, ctx.err_a/b/c give the numbers
+                         its message needs (an index, a length...)
+    STATUS_INTERRUPT  2  the interrupt flag was seen, or a Python signal
+                         handler raised (the Python error is then already set)
+    STATUS_STACK      3  the native stack budget of this call is spent: the
+                         dispatcher runs the call again on a thread with a
+                         large stack (programs are pure, so this is safe)
+    STATUS_NOMEM      4  an allocation failed
+
+and takes, as its first argument, a pointer to the call's context `ctx`
+(`CTX_FIELDS`): the stack limit, the depth, the interrupt countdown, the error
+record and the head of the call's arena (every allocation of a call is freed when
+it returns, except the buffers of the arrays it returns, which NumPy then owns).
+"""
+
+import ctypes
+import ctypes.util
+import os
+import threading
+
+import llvmlite.binding as llvm
+import llvmlite.ir as ir
+
+# ---- status codes and the context -----------------------------------------------------
+
+STATUS_OK = 0
+STATUS_ERROR = 1
+STATUS_INTERRUPT = 2
+STATUS_STACK = 3
+STATUS_NOMEM = 4
+
+#: fields of the per-call context, all 64-bit; the last three are pointers: the list
+#: of the call's arena blocks, and the free part of the current small-object chunk
+CTX_FIELDS = ("stack_limit", "depth", "countdown", "check_signals",
+              "err_site", "err_a", "err_b", "err_c", "arena", "bump_cur", "bump_end",
+              "last_yield")
+CTX_POINTERS = ("arena", "bump_cur", "bump_end")
+CTX_INDEX = {name: i for i, name in enumerate(CTX_FIELDS)}
+
+#: how many polls (loop back edges, recursive calls) between two looks at the
+#: interrupt flag and the Python signal handlers
+SIGNAL_POLL_PERIOD = 1 << 8
+#: cycles (of the CPU's time-stamp counter: ~2-10 ms) between two moments where
+#: compiled code holding the GIL lets other Python threads run
+GIL_YIELD_CYCLES = 10_000_000
+
+I1 = ir.IntType(1)
+I8 = ir.IntType(8)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+F32 = ir.FloatType()
+F64 = ir.DoubleType()
+PTR = ir.PointerType()  # opaque pointer
+VOID = ir.VoidType()
+CTX_TYPE = ir.LiteralStructType([PTR if f in CTX_POINTERS else I64 for f in CTX_FIELDS])
+
+#: The arena.  Every allocation of a call is freed when the call returns.  A block
+#: starts with a 64-byte header (the data stays aligned for any vector width):
+#: {next block, data size, capsule or null, kind}.  Allocations of at most
+#: SMALL_ALLOC bytes (closure records, small arrays) are carved from CHUNK-byte
+#: chunks by bumping a pointer (kind 1); larger ones get a block of their own
+#: (kind 0), which may escape: it becomes the base of a returned array, owned by a
+#: capsule.  A returned array that lives in a chunk is copied.
+ARENA_HEADER = 64
+SMALL_ALLOC = 4096
+CHUNK = 64 * 1024
+BLOCK_OWN = 0
+BLOCK_CHUNK = 1
+
+
+# ---- the interrupt flag -----------------------------------------------------------------
+
+#: The process-wide interrupt request, polled by compiled loops and recursions (the
+#: global `myia_interrupt_flag` of every module).  Set it with `request_interrupt()`
+#: (e.g. from a SIGINT handler); the wrapper of the interrupted call resets it and
+#: raises KeyboardInterrupt.
+_INTERRUPT = ctypes.c_int32(0)
+
+
+def request_interrupt():
+    """Ask running compiled code to stop (safe from a signal handler or a thread)."""
+    _INTERRUPT.value = 1
+
+
+def clear_interrupt():
+    _INTERRUPT.value = 0
+
+
+def interrupt_requested():
+    return bool(_INTERRUPT.value)
+
+
+# ---- external symbols -------------------------------------------------------------------
+
+#: name -> (return type, argument types, varargs) of every external function that
+#: compiled code may call.  `declare(module, name)` declares one in a module.
+EXTERNALS = {}
+
+
+def _ext(name, ret, *args, var_arg=False):
+    EXTERNALS[name] = (ret, args, var_arg)
+
+
+# C library
+_ext("malloc", PTR, I64)
+_ext("calloc", PTR, I64, I64)
+_ext("aligned_alloc", PTR, I64, I64)
+_ext("free", VOID, PTR)
+_ext("memcpy", PTR, PTR, PTR, I64)
+_ext("memset", PTR, PTR, I32, I64)
+# libm (double and float)
+for _f in ("exp", "log", "sin", "cos", "tan", "tanh", "atan", "sqrt", "floor", "fmod",
+           "pow"):
+    _nargs = 2 if _f in ("fmod", "pow") else 1
+    _ext(_f, F64, *([F64] * _nargs))
+    _ext(_f + "f", F32, *([F32] * _nargs))
+# CPython
+_ext("PyFloat_FromDouble", PTR, F64)
+_ext("PyFloat_AsDouble", F64, PTR)
+_ext("PyLong_FromLongLong", PTR, I64)
+_ext("PyLong_AsLongLong", I64, PTR)
+_ext("PyTuple_New", PTR, I64)
+_ext("PyErr_Occurred", PTR)
+_ext("PyErr_Clear", VOID)
+_ext("PyErr_CheckSignals", I32)
+_ext("Py_IncRef", VOID, PTR)
+_ext("Py_DecRef", VOID, PTR)
+_ext("PyObject_Call", PTR, PTR, PTR, PTR)
+_ext("PyObject_CallOneArg", PTR, PTR, PTR)
+_ext("PyCapsule_New", PTR, PTR, PTR, PTR)
+_ext("PyCapsule_GetPointer", PTR, PTR, PTR)
+_ext("PyEval_SaveThread", PTR)
+_ext("PyEval_RestoreThread", VOID, PTR)
+# NumPy C API (bound from the _ARRAY_API table)
+_ext("PyArray_NewFromDescr", PTR, PTR, PTR, I32, PTR, PTR, PTR, I32, PTR)
+_ext("PyArray_DescrFromType", PTR, I32)
+_ext("PyArray_SetBaseObject", I32, PTR, PTR)
+# BLAS (LP64, Fortran calling convention: everything by pointer)
+_ext("dgemm", VOID, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR)
+_ext("sgemm", VOID, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR)
+_ext("dgemv", VOID, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR)
+_ext("sgemv", VOID, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR, PTR)
+_ext("ddot", F64, PTR, PTR, PTR, PTR, PTR)
+_ext("sdot", F32, PTR, PTR, PTR, PTR, PTR)
+# the capsule destructor that frees an escaped arena block (defined in RUNTIME_IR)
+_ext("myia_capsule_free", VOID, PTR)
+
+
+def declare(module, name):
+    """The declaration of external function `name` in `module` (made once)."""
+    try:
+        return module.get_global(name)
+    except KeyError:
+        pass
+    ret, args, var_arg = EXTERNALS[name]
+    return ir.Function(module, ir.FunctionType(ret, args, var_arg=var_arg), name)
+
+
+def declare_global(module, name, typ=I8):
+    """An external global (its address is bound with add_symbol)."""
+    try:
+        return module.get_global(name)
+    except KeyError:
+        pass
+    g = ir.GlobalVariable(module, typ, name)
+    g.linkage = "external"
+    return g
+
+
+# ---- libmvec ----------------------------------------------------------------------------
+
+#: {(libm function, dtype): (vector function name, lanes)} for what libmvec provides on
+#: this machine (empty without libmvec or without AVX2).
+MVEC = {}
+_MVEC_FUNCS = ("exp", "log", "sin", "cos", "tan", "tanh", "atan")
+
+
+def _find_libmvec():
+    for candidate in ("libmvec.so.1", ctypes.util.find_library("mvec")):
+        if not candidate:
+            continue
+        try:
+            return ctypes.CDLL(candidate), candidate
+        except OSError:
+            continue
+    return None, None
+
+
+# ---- the engine -----------------------------------------------------------------------
+
+
+class Engine:
+    """The process's JIT: a target machine for the host, an MCJIT engine that owns
+    another one, and the O3 pipeline.  Use `engine()`."""
+
+    def __init__(self):
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        self.triple = llvm.get_process_triple()
+        self.cpu = llvm.get_host_cpu_name()
+        self.features = llvm.get_host_cpu_features().flatten()
+        target = llvm.Target.from_triple(self.triple)
+        # one target machine per engine (the engine owns and frees it); another one
+        # for the optimizer's pass builder
+        self._engine_tm = target.create_target_machine(
+            cpu=self.cpu, features=self.features, opt=3, jit=True)
+        self.tm = target.create_target_machine(
+            cpu=self.cpu, features=self.features, opt=3, jit=True)
+        self.data_layout = str(self.tm.target_data)
+        backing = llvm.parse_assembly("")
+        backing.triple = self.triple
+        self.ee = llvm.create_mcjit_compiler(backing, self._engine_tm)
+        self.lock = threading.RLock()
+        self.keepalive = []  # Python objects whose addresses compiled code holds
+        self.symbols = {}
+        self.has_avx2 = "+avx2" in self.features.split(",")
+        self.has_fma = "+fma" in self.features.split(",")
+        self._bind_symbols()
+        self.modules_compiled = 0
+        self.compile_seconds = 0.0
+        self.cache_hits = 0
+        self.stable_names = {}
+        self.name_objects()
+        self._memory_cache = {}
+        self.cache_dir = _cache_dir()
+
+    # ---- symbols ------------------------------------------------------------------
+
+    def add_symbol(self, name, address):
+        if not address:
+            raise RuntimeError(f"no address for the symbol {name}")
+        llvm.add_symbol(name, address)
+        self.symbols[name] = address
+
+    def _bind_symbols(self):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        for name in ("malloc", "calloc", "aligned_alloc", "free", "memcpy", "memset"):
+            self.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
+        for name in _MVEC_FUNCS + ("sqrt", "floor", "fmod", "pow"):
+            for n in (name, name + "f"):
+                self.add_symbol(n, ctypes.cast(getattr(libm, n), ctypes.c_void_p).value)
+        api = ctypes.pythonapi
+        for name, (ret, args, var_arg) in EXTERNALS.items():
+            if name.startswith(("Py", "_Py")) and not name.startswith("PyArray_"):
+                self.add_symbol(name, ctypes.cast(getattr(api, name), ctypes.c_void_p).value)
+        self._bind_numpy()
+        self._bind_blas()
+        self._bind_mvec()
+        self.add_symbol("myia_interrupt_flag", ctypes.addressof(_INTERRUPT))
+
+    def _bind_numpy(self):
+        import numpy as np
+
+        try:
+            from numpy._core import _multiarray_umath as mu
+        except ImportError:  # NumPy 1.x
+            from numpy.core import _multiarray_umath as mu
+        cap = mu._ARRAY_API
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype = ctypes.c_void_p
+        get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        table = get(cap, None)
+        entries = (ctypes.c_void_p * 300).from_address(table)
+        self.add_symbol("PyArray_DescrFromType", entries[45])
+        self.add_symbol("PyArray_NewFromDescr", entries[94])
+        self.add_symbol("PyArray_SetBaseObject", entries[282])
+        if entries[2] != id(np.ndarray):
+            raise RuntimeError("unexpected NumPy C-API table: PyArray_Type is not at slot 2")
+        from . import capi
+
+        capi.check_layout()
+
+    def _bind_blas(self):
+        from scipy.linalg import cython_blas
+
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype = ctypes.c_void_p
+        get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        getname = ctypes.pythonapi.PyCapsule_GetName
+        getname.restype = ctypes.c_char_p
+        getname.argtypes = [ctypes.py_object]
+        for name in ("dgemm", "sgemm", "dgemv", "sgemv", "ddot", "sdot"):
+            cap = cython_blas.__pyx_capi__[name]
+            signature = getname(cap)
+            if b"int *" not in signature:
+                raise RuntimeError(f"scipy's {name} is not LP64 (int *): {signature!r}")
+            self.add_symbol(name, get(cap, signature))
+
+    def _bind_mvec(self):
+        MVEC.clear()
+        if os.environ.get("MYIA_NO_MVEC") or not self.has_avx2:
+            return
+        lib, path = _find_libmvec()
+        if lib is None:
+            return
+        llvm.load_library_permanently(path)
+        for f in _MVEC_FUNCS:
+            for dtype, sym in (("float64", f"_ZGVdN4v_{f}"), ("float32", f"_ZGVdN8v_{f}f")):
+                try:
+                    addr = ctypes.cast(getattr(lib, sym), ctypes.c_void_p).value
+                except AttributeError:
+                    continue
+                self.add_symbol(sym, addr)
+                MVEC[(f, dtype)] = (sym, 4 if dtype == "float64" else 8)
+
+    def keep(self, obj):
+        """Keep `obj` alive as long as compiled code may use its address; returns
+        the name of an external global bound to it.  Well-known objects (types,
+        True, the dispatcher's sentinels...) and arrays (by content) have names that
+        do not change from one process to the next, so that compiled code can be
+        cached on disk (see `compile`)."""
+        name = self.stable_names.get(id(obj))
+        if name is None:
+            import numpy as np
+
+            if isinstance(obj, np.ndarray):
+                name = "myia_pyarr_" + array_digest(obj)
+            else:
+                name = f"myia_obj_{id(obj):x}"
+        if name not in self.symbols:
+            self.keepalive.append(obj)
+            self.add_symbol(name, id(obj))
+        return name
+
+    def name_objects(self):
+        import numpy as np
+
+        from .wrapper import DEEP, MISMATCH
+
+        known = {"float": float, "int": int, "tuple": tuple, "true": True, "false": False,
+                 "none": None, "np_true": np.True_, "np_false": np.False_,
+                 "np_float64": np.float64, "np_float32": np.float32, "np_int64": np.int64,
+                 "ndarray": np.ndarray, "np_array": np.array,
+                 "np_ascontiguousarray": np.ascontiguousarray, "mismatch": MISMATCH,
+                 "deep": DEEP}
+        self.stable_names = {id(o): f"myia_pyobj_{n}" for n, o in known.items()}
+        self.keepalive.extend(known.values())
+        for o in known.values():
+            self.keep(o)
+
+    def data_symbol(self, arr):
+        """The name of an external global at the data of (contiguous) array `arr`,
+        kept alive; named by content."""
+        name = "myia_data_" + array_digest(arr)
+        if name not in self.symbols:
+            self.keepalive.append(arr)
+            self.add_symbol(name, max(arr.ctypes.data, 1))
+        return name
+
+    # ---- compiling ----------------------------------------------------------------
+
+    def optimize(self, mod, level=3):
+        """The O3 pipeline, without loop unrolling (array kernels have static trip
+        counts: unrolled fully, they multiply the code and the compile time by eight
+        for no gain) and without the loop vectorizer (the kernels are vectorized when
+        they are emitted)."""
+        pto = llvm.create_pipeline_tuning_options(speed_level=level)
+        pto.loop_vectorization = False
+        pto.slp_vectorization = level >= 2
+        pto.loop_unrolling = False
+        pb = llvm.create_pass_builder(self.tm, pto)
+        pm = pb.getModulePassManager()
+        pm.run(mod, pb)
+
+    def compile(self, module, names, level=3, dump=None):
+        """Compile `module` (an llvmlite.ir.Module or IR text) and return the addresses
+        of the functions `names`.
+
+        Names may contain the placeholder PREFIX: it is replaced by a digest of the
+        module's text, so that two modules never clash and the same program gets the
+        same names in every process.  Compiled code is cached by that digest (and the
+        host CPU, LLVM and this file's CACHE_VERSION): in memory, and as object files
+        in the cache directory ($MYIA_CACHE_DIR, else ~/.cache/myia/llvm; set
+        MYIA_CACHE_DIR=off to disable), so a program compiled once is loaded, not
+        compiled, the next time."""
+        import hashlib
+        import time
+
+        t0 = time.perf_counter()
+        text = str(module)
+        digest = hashlib.sha256("\0".join(
+            [text, self.triple, self.cpu, self.features, str(llvm.llvm_version_info),
+             CACHE_VERSION]).encode()).hexdigest()
+        prefix = "m" + digest[:20]
+        text = text.replace(PREFIX, prefix)
+        real = {n: n.replace(PREFIX, prefix) for n in names}
+        if dump is not None:
+            dump["ir"] = text
+        with self.lock:
+            hit = self._memory_cache.get(digest)
+            if hit is not None:
+                self.cache_hits += 1
+                return {n: hit[r] for n, r in real.items()}
+            obj = self._read_cached(digest)
+            t1 = t2 = time.perf_counter()
+            if obj is None or dump is not None:
+                mod = llvm.parse_assembly(text)
+                mod.triple = self.triple
+                mod.data_layout = self.data_layout
+                mod.verify()
+                t1 = time.perf_counter()
+                self.optimize(mod, level)
+                t2 = time.perf_counter()
+                if dump is not None:
+                    dump["optimized"] = str(mod)
+                obj = self.tm.emit_object(mod)
+                self._write_cached(digest, obj)
+            else:
+                self.cache_hits += 1
+            self.ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
+            self.ee.finalize_object()
+            addresses = {r: self.ee.get_function_address(r) for r in real.values()}
+            t3 = time.perf_counter()
+            self._memory_cache[digest] = addresses
+        self.last_times = {"parse": t1 - t0, "optimize": t2 - t1, "codegen+load": t3 - t2}
+        self.modules_compiled += 1
+        self.compile_seconds += time.perf_counter() - t0
+        for n, a in addresses.items():
+            if not a:
+                raise RuntimeError(f"compiled module has no function {n}")
+        return {n: addresses[r] for n, r in real.items()}
+
+    def _read_cached(self, digest):
+        if self.cache_dir is None:
+            return None
+        try:
+            with open(os.path.join(self.cache_dir, digest + ".o"), "rb") as fh:
+                return fh.read()
+        except OSError:
+            return None
+
+    def _write_cached(self, digest, obj):
+        if self.cache_dir is None:
+            return
+        try:
+            os.makedirs(self.cache_dir, exist_ok=True)
+            tmp = os.path.join(self.cache_dir, f"{digest}.{os.getpid()}.tmp")
+            with open(tmp, "wb") as fh:
+                fh.write(obj)
+            os.replace(tmp, os.path.join(self.cache_dir, digest + ".o"))
+        except OSError:
+            pass
+
+    def new_module(self, name):
+        m = ir.Module(name=name)
+        m.triple = self.triple
+        m.data_layout = self.data_layout
+        return m
+
+
+#: the placeholder for a module's own name prefix in its symbols (see Engine.compile)
+PREFIX = "MYIAPFX"
+#: changes whenever the code this backend emits changes incompatibly (cached objects
+#: of other versions are then not used)
+CACHE_VERSION = "1"
+
+
+def _cache_dir():
+    d = os.environ.get("MYIA_CACHE_DIR")
+    if d is not None and d.lower() in ("", "0", "off", "none", "no"):
+        return None
+    if d:
+        return d
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "myia", "llvm")
+
+
+def array_digest(arr):
+    import hashlib
+
+    h = hashlib.sha1()
+    h.update(f"{arr.dtype.str}{arr.shape}".encode())
+    h.update(arr.tobytes())
+    return h.hexdigest()[:24]
+
+
+_ENGINE = None
+_ENGINE_LOCK = threading.Lock()
+
+
+def engine():
+    """The process's Engine (made at first use, with the runtime module compiled)."""
+    global _ENGINE
+    if _ENGINE is None:
+        with _ENGINE_LOCK:
+            if _ENGINE is None:
+                e = Engine()
+                _compile_runtime(e)
+                _ENGINE = e
+    return _ENGINE
+
+
+def _compile_runtime(e):
+    """The functions that compiled code calls by address (not inlined)."""
+    m = e.new_module("myia_runtime")
+    # void myia_capsule_free(PyObject *capsule): free the arena block it holds
+    f = ir.Function(m, ir.FunctionType(VOID, [PTR]), "myia_capsule_free_impl")
+    b = ir.IRBuilder(f.append_basic_block())
+    block = b.call(declare(m, "PyCapsule_GetPointer"), [f.args[0], ir.Constant(PTR, None)])
+    b.call(declare(m, "free"), [block])
+    b.ret_void()
+    addrs = e.compile(m, ["myia_capsule_free_impl"])
+    e.add_symbol("myia_capsule_free", addrs["myia_capsule_free_impl"])

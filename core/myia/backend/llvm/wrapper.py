@@ -1,0 +1,562 @@
+"""The native entry point of a compiled signature: a CPython METH_FASTCALL function.
+
+    PyObject *entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+
+emitted in LLVM IR next to the compiled body and made into a Python callable once,
+with `PyCFunction_NewEx`.  Calling it costs what calling any builtin costs (tens of
+nanoseconds): no ctypes, no argument conversion in Python.
+
+Unboxing (native): a float64 is a `float` or `numpy.float64` (read `ob_fval`), an
+int64 an `int` (PyLong_AsLongLong) or `numpy.int64`, a bool `True`/`False` (or
+NumPy's), a float32 a `numpy.float32`, a tuple an exact `tuple` of the right length,
+an array an exact `numpy.ndarray` whose rank, dtype, byte order, alignment and
+statically known dimensions match (its fields are read from the struct, see
+`capi`), with strides that are multiples of the item size.  Anything else is not
+this signature: the entry returns the `MISMATCH` sentinel and the dispatcher
+specializes anew.
+
+Boxing (native): floats with PyFloat_FromDouble, ints with PyLong_FromLongLong,
+tuples with PyTuple_New, arrays with NumPy's C API (`PyArray_NewFromDescr` from
+the `_ARRAY_API` table) around the compiled code's own buffer: the arena block
+that holds it escapes into a PyCapsule that becomes the array's base, and frees the
+block when NumPy drops the array.  An array that is a view of an argument gets that
+argument as its base; a view of a constant of the program, the constant.
+
+Statuses (see `runtime`): an error calls the module's `raise_error(status, site,
+a, b, c)` (a Python function that raises the right MyiaError); STATUS_STACK returns
+the `DEEP` sentinel (the dispatcher runs the call again on a thread with a large
+stack, through the `deep` variant of the entry, which releases the GIL and never
+calls Python's signal handlers).
+"""
+
+import ctypes
+
+import llvmlite.ir as ir
+import numpy as np
+
+from . import capi
+from .cg import (NULL, alloca, arena_free_fn, arena_owner_fn, at, ctx_load, ctx_store,
+                 cycle_counter, for_range, frame_address, gep, i32, i64, load_at, store_at)
+from .ltypes import ITEMSIZE, Array, Scalar, Static, Tuple, to_ir
+from .runtime import (CTX_TYPE, F32, F64, I1, I32, I64, I8, PTR, SIGNAL_POLL_PERIOD, STATUS_INTERRUPT,
+                      STATUS_OK, STATUS_STACK, declare, declare_global)
+
+METH_FASTCALL = 0x80
+NPY_ARRAY_WRITEABLE = 0x0400
+
+
+class _Sentinel:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"<{self.name}>"
+
+
+#: returned by an entry whose signature does not match its arguments
+MISMATCH = _Sentinel("signature mismatch")
+#: returned by an entry whose call ran out of its stack budget
+DEEP = _Sentinel("needs a deep stack")
+
+def _shallow_budget():
+    """The stack a call may use on the caller's thread: 4 MiB where threads have the
+    usual 8 MiB stacks (glibc gives new threads RLIMIT_STACK), half the limit where it
+    is smaller.  Past it the call runs again on a dedicated thread (see dispatch)."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
+    if soft == resource.RLIM_INFINITY or soft >= 8 << 20:
+        return 4 << 20
+    return max(soft // 2, 256 << 10)
+
+
+SHALLOW_STACK_BUDGET = _shallow_budget()
+
+
+def _obj(module, engine, obj):
+    """The address of Python object `obj` as a constant of `module` (kept alive)."""
+    return declare_global(module, engine.keep(obj), I8)
+
+
+class EntryBuilder:
+    """Emits the entry for body `body` (i32 body(ctx, args..., out*)).
+
+    One native function serves both ways of calling: its `self` argument (set when
+    the callable is made) is a tuple (deep, raise_error): `deep` is True for the deep
+    variant (GIL released, stack budget `deep_budget`, no Python signal handlers),
+    and `raise_error(status, site, a, b, c)` raises the error of a failed call.  (No
+    per-program Python object is baked into the code, which can then be cached.)"""
+
+    def __init__(self, module, engine, name, arg_types, result_type, body, *,
+                 deep_budget=0, constants=()):
+        self.module = module
+        self.engine = engine
+        self.name = name
+        self.arg_types = arg_types
+        self.result_type = result_type
+        self.body = body
+        self.deep_budget = deep_budget
+        self.constants = constants  # ndarrays whose data compiled code points into
+        self.input_arrays = []  # (PyObject*, lo address, hi address)
+
+    def obj(self, o):
+        return _obj(self.module, self.engine, o)
+
+    def build(self):
+        m = self.module
+        fnty = ir.FunctionType(PTR, [PTR, PTR, I64])
+        f = ir.Function(m, fnty, self.name)
+        self.fn = f
+        self_, args, nargs = f.args
+        entry = f.append_basic_block("entry")
+        self.mismatch_bb = f.append_basic_block("mismatch")
+        b = ir.IRBuilder(entry)
+        self.b = b
+        # the context first (allocas in the entry block)
+        ctx = alloca(b, CTX_TYPE, name="ctx")
+        out = alloca(b, to_ir(self.result_type), name="out")
+        self.unbox_buf = alloca(b, ir.ArrayType(I64, 2 + 2 * 32), name="unbox")
+        self.ctx = ctx
+        ok_n = b.icmp_signed("==", nargs, i64(len(self.arg_types)))
+        start = f.append_basic_block("unbox")
+        b.cbranch(ok_n, start, self.mismatch_bb)
+        b.position_at_end(start)
+        values = []
+        for i, t in enumerate(self.arg_types):
+            o = b.load(gep(b, args, [i64(i)], PTR), typ=PTR)
+            values.append(self.unbox(o, t))
+        deep = b.icmp_unsigned("==", load_at(b, self_, capi.TUPLE_ITEMS, PTR), self.obj(True))
+        fa = frame_address(b)
+        budget = b.select(deep, i64(self.deep_budget), i64(SHALLOW_STACK_BUDGET))
+        ctx_store(b, ctx, "stack_limit", b.sub(fa, budget))
+        ctx_store(b, ctx, "depth", i64(0))
+        ctx_store(b, ctx, "countdown", i64(SIGNAL_POLL_PERIOD))
+        ctx_store(b, ctx, "check_signals", b.zext(b.not_(deep), I64))
+        ctx_store(b, ctx, "err_site", i64(-1))
+        for name in ("err_a", "err_b", "err_c"):
+            ctx_store(b, ctx, name, i64(0))
+        ctx_store(b, ctx, "arena", NULL)
+        ctx_store(b, ctx, "bump_cur", NULL)
+        ctx_store(b, ctx, "bump_end", NULL)
+        ctx_store(b, ctx, "last_yield", b.call(cycle_counter(m), []))
+        # a request to interrupt that no running code saw is dropped here
+        b.store_atomic(i32(0), declare_global(m, "myia_interrupt_flag", I32),
+                       ordering="monotonic", align=4)
+        pre = b.block
+        save_bb = f.append_basic_block("release_gil")
+        call_bb = f.append_basic_block("call")
+        b.cbranch(deep, save_bb, call_bb)
+        b.position_at_end(save_bb)
+        ts1 = b.call(declare(m, "PyEval_SaveThread"), [])
+        b.branch(call_bb)
+        b.position_at_end(call_bb)
+        ts = b.phi(PTR)
+        ts.add_incoming(NULL, pre)
+        ts.add_incoming(ts1, save_bb)
+        st = b.call(self.body, [ctx, *values, out])
+        with b.if_then(deep):
+            b.call(declare(m, "PyEval_RestoreThread"), [ts])
+        ok_bb = f.append_basic_block("ok")
+        err_bb = f.append_basic_block("error")
+        b.cbranch(b.icmp_signed("==", st, i32(STATUS_OK)), ok_bb, err_bb)
+        # success: box, free the arena, return
+        b.position_at_end(ok_bb)
+        result = self.box(b.load(out, typ=to_ir(self.result_type)), self.result_type)
+        b.call(arena_free_fn(m), [ctx])
+        b.ret(result)  # null if boxing failed (a Python error is set)
+        # failure
+        b.position_at_end(err_bb)
+        b.call(arena_free_fn(m), [ctx])
+        stack_bb = f.append_basic_block("stack")
+        other_bb = f.append_basic_block("other")
+        b.cbranch(b.and_(b.icmp_signed("==", st, i32(STATUS_STACK)), b.not_(deep)),
+                  stack_bb, other_bb)
+        b.position_at_end(stack_bb)
+        deep_obj = self.obj(DEEP)
+        b.call(declare(m, "Py_IncRef"), [deep_obj])
+        b.ret(deep_obj)
+        b.position_at_end(other_bb)
+        # an interrupt seen through a Python signal handler: its error is set
+        pyerr_bb = f.append_basic_block("pyerr")
+        raise_bb = f.append_basic_block("raise")
+        is_int = b.icmp_signed("==", st, i32(STATUS_INTERRUPT))
+        has_err = b.icmp_unsigned("!=", b.call(declare(m, "PyErr_Occurred"), []), NULL)
+        b.cbranch(b.and_(is_int, has_err), pyerr_bb, raise_bb)
+        b.position_at_end(pyerr_bb)
+        b.ret(NULL)
+        b.position_at_end(raise_bb)
+        tup = b.call(declare(m, "PyTuple_New"), [i64(5)])
+        items = [b.sext(st, I64)] + [ctx_load(b, ctx, n) for n in ("err_site", "err_a", "err_b",
+                                                                    "err_c")]
+        for k, v in enumerate(items):
+            store_at(b, b.call(declare(m, "PyLong_FromLongLong"), [v]), tup, capi.TUPLE_ITEMS + 8 * k)
+        raise_error = load_at(b, self_, capi.TUPLE_ITEMS + 8, PTR)
+        r = b.call(declare(m, "PyObject_Call"), [raise_error, tup, NULL])
+        b.call(declare(m, "Py_DecRef"), [tup])
+        b.ret(r)  # null: raise_error raised
+        # signature mismatch
+        b.position_at_end(self.mismatch_bb)
+        mm = self.obj(MISMATCH)
+        b.call(declare(m, "Py_IncRef"), [mm])
+        b.ret(mm)
+        return f
+
+    # ---- unboxing -------------------------------------------------------------------
+
+    def require(self, cond):
+        """Continue where cond holds; else the signature does not match."""
+        b = self.b
+        nxt = b.append_basic_block("ok")
+        b.cbranch(cond, nxt, self.mismatch_bb)
+        b.position_at_end(nxt)
+
+    def type_of(self, o):
+        return load_at(self.b, o, capi.OB_TYPE, PTR)
+
+    def unbox(self, o, t):
+        b = self.b
+        if isinstance(t, Scalar):
+            return self.unbox_scalar(o, t.dtype)
+        if isinstance(t, Tuple):
+            self.require(b.icmp_unsigned("==", self.type_of(o), self.obj(tuple)))
+            n = load_at(b, o, capi.TUPLE_SIZE, I64)
+            self.require(b.icmp_signed("==", n, i64(len(t.elems))))
+            value = ir.Constant(to_ir(t), ir.Undefined)
+            for k, et in enumerate(t.elems):
+                item = load_at(b, o, capi.TUPLE_ITEMS + 8 * k, PTR)
+                value = b.insert_value(value, self.unbox(item, et), k)
+            return value
+        if isinstance(t, Array):
+            return self.unbox_array(o, t)
+        if isinstance(t, Static):
+            if t.value is None or isinstance(t.value, bool):
+                self.require(b.icmp_unsigned("==", o, self.obj(t.value)))
+                return ir.Constant(to_ir(t), [])
+        raise NotImplementedError(f"arguments of type {t} from Python")
+
+    def unbox_scalar(self, o, dtype):
+        b = self.b
+        typ = self.type_of(o)
+        if dtype == "float64":
+            ok = b.or_(b.icmp_unsigned("==", typ, self.obj(float)),
+                       b.icmp_unsigned("==", typ, self.obj(np.float64)))
+            self.require(ok)
+            return load_at(b, o, capi.FLOAT_VALUE, F64)
+        if dtype == "float32":
+            self.require(b.icmp_unsigned("==", typ, self.obj(np.float32)))
+            return load_at(b, o, capi.FLOAT_VALUE, F32)
+        if dtype == "bool":
+            is_true = b.or_(b.icmp_unsigned("==", o, self.obj(True)),
+                            b.icmp_unsigned("==", o, self.obj(np.True_)))
+            is_false = b.or_(b.icmp_unsigned("==", o, self.obj(False)),
+                             b.icmp_unsigned("==", o, self.obj(np.False_)))
+            self.require(b.or_(is_true, is_false))
+            return is_true
+        if dtype == "int64":
+            f = self.fn
+            py_bb = f.append_basic_block("pylong")
+            np_bb = f.append_basic_block("npint")
+            other_bb = f.append_basic_block("npcheck")
+            done = f.append_basic_block("int")
+            b.cbranch(b.icmp_unsigned("==", typ, self.obj(int)), py_bb, other_bb)
+            b.position_at_end(other_bb)
+            b.cbranch(b.icmp_unsigned("==", typ, self.obj(np.int64)), np_bb, self.mismatch_bb)
+            b.position_at_end(np_bb)
+            v_np = load_at(b, o, capi.FLOAT_VALUE, I64)
+            b.branch(done)
+            b.position_at_end(py_bb)
+            v_py = b.call(declare(self.module, "PyLong_AsLongLong"), [o])
+            # -1 may be an overflow: then the value is not an int64
+            check = f.append_basic_block("overflow?")
+            good = f.append_basic_block("good")
+            b.cbranch(b.icmp_signed("==", v_py, i64(-1)), check, good)
+            b.position_at_end(check)
+            err = b.call(declare(self.module, "PyErr_Occurred"), [])
+            clear = f.append_basic_block("clear")
+            b.cbranch(b.icmp_unsigned("==", err, NULL), good, clear)
+            b.position_at_end(clear)
+            b.call(declare(self.module, "PyErr_Clear"), [])
+            b.branch(self.mismatch_bb)
+            b.position_at_end(good)
+            b.branch(done)
+            b.position_at_end(done)
+            phi = b.phi(I64)
+            phi.add_incoming(v_np, np_bb)
+            phi.add_incoming(v_py, good)
+            return phi
+        raise NotImplementedError(dtype)
+
+    def unbox_array(self, o, t):
+        """Through `myia_unbox_array` (one copy of the checks per module)."""
+        b = self.b
+        nd = t.ndim
+        if nd > 32:
+            raise NotImplementedError("arrays of more than 32 dimensions")
+        nums = capi.TYPE_NUMS[t.dtype]
+        expect = alloca(b, ir.ArrayType(I64, max(nd, 1)))
+        for k, d in enumerate(t.shape):
+            b.store(i64(-1 if d is None else d), gep(b, expect, [i32(0), i32(k)],
+                                                     ir.ArrayType(I64, max(nd, 1))))
+        lohi = alloca(b, ir.ArrayType(I64, 2))
+        ok = b.call(unbox_array_fn(self.module), [
+            o, self.obj(np.ndarray), i32(nd), i64(ITEMSIZE[t.dtype]), i32(nums[0]),
+            i32(nums[-1]), expect, self.unbox_buf, lohi])
+        self.require(ok)
+        value = b.load(self.unbox_buf, typ=to_ir(t))
+        lo = b.load(lohi, typ=I64)
+        hi = load_at(b, lohi, 8, I64)
+        self.input_arrays.append((o, lo, hi))
+        return value
+
+    # ---- boxing ---------------------------------------------------------------------
+
+    def box(self, v, t):
+        """A new reference to the Python value of native `v` (null on error)."""
+        b = self.b
+        m = self.module
+        if isinstance(t, Scalar):
+            if t.dtype == "float64":
+                return b.call(declare(m, "PyFloat_FromDouble"), [v])
+            if t.dtype == "int64":
+                return b.call(declare(m, "PyLong_FromLongLong"), [v])
+            if t.dtype == "bool":
+                o = b.select(v, self.obj(True), self.obj(False))
+                b.call(declare(m, "Py_IncRef"), [o])
+                return o
+            if t.dtype == "float32":
+                f = b.call(declare(m, "PyFloat_FromDouble"), [b.fpext(v, F64)])
+                r = b.call(declare(m, "PyObject_CallOneArg"), [self.obj(np.float32), f])
+                b.call(declare(m, "Py_DecRef"), [f])
+                return r
+        if isinstance(t, Tuple):
+            tup = b.call(declare(m, "PyTuple_New"), [i64(len(t.elems))])
+            # elements that fail to box leave null items; the tuple is then dropped
+            failed = ir.Constant(I1, 0)
+            for k, et in enumerate(t.elems):
+                item = self.box(b.extract_value(v, k), et)
+                failed = b.or_(failed, b.icmp_unsigned("==", item, NULL))
+                store_at(b, item, tup, capi.TUPLE_ITEMS + 8 * k)
+            with b.if_then(failed, likely=False):
+                b.call(declare(m, "Py_DecRef"), [tup])
+            return b.select(failed, NULL, tup)
+        if isinstance(t, Static):
+            o = self.obj(t.value)
+            b.call(declare(m, "Py_IncRef"), [o])
+            return o
+        if isinstance(t, Array):
+            return self.box_array(v, t)
+        raise NotImplementedError(f"results of type {t} to Python")
+
+    def candidates(self):
+        """The table {lo, hi, object} of the arrays a result may be a view of (the
+        arguments, the program's constant arrays), made once."""
+        if getattr(self, "_cands", None) is None:
+            b = self.b
+            items = [(o, lo, hi) for o, lo, hi in self.input_arrays]
+            for c in self.constants:
+                data = declare_global(self.module, self.engine.data_symbol(c), I8)
+                lo = b.ptrtoint(data, I64)
+                items.append((self.obj(c), lo, b.add(lo, i64(max(c.nbytes, 1)))))
+            rec = ir.LiteralStructType([I64, I64, PTR])
+            table = alloca(b, ir.ArrayType(rec, max(len(items), 1)))
+            for k, (o, lo, hi) in enumerate(items):
+                b.store(lo, gep(b, table, [i32(0), i32(k), i32(0)], table.allocated_type))
+                b.store(hi, gep(b, table, [i32(0), i32(k), i32(1)], table.allocated_type))
+                b.store(o, gep(b, table, [i32(0), i32(k), i32(2)], table.allocated_type))
+            self._cands = (table, len(items))
+        return self._cands
+
+    def box_array(self, v, t):
+        b = self.b
+        nd = t.ndim
+        dimsty = ir.ArrayType(I64, max(nd, 1))
+        buf = alloca(b, to_ir(t))
+        b.store(v, buf)
+        table, n = self.candidates()
+        return b.call(box_array_fn(self.module), [
+            self.ctx, i32(nd), at(b, buf, 8), at(b, buf, 8 + 8 * nd), i64(ITEMSIZE[t.dtype]),
+            i32(capi.NEW_TYPE_NUM[t.dtype]), b.extract_value(v, 0), table, i64(n),
+            self.obj(np.ndarray), self.obj(np.array), self.obj(np.ascontiguousarray)])
+
+
+def unbox_array_fn(module):
+    """i1 myia_unbox_array(obj, ndarray type, i32 nd, i64 itemsize, i32 num_a, i32 num_b,
+    i64 *expected dims (-1: any), out {data, dims[nd], strides[nd]} (strides in items),
+    out {lo, hi} (the byte range the array spans)): false if `obj` is not an
+    aligned, native-order ndarray of that rank, dtype and shape."""
+    try:
+        return module.get_global("myia_unbox_array")
+    except KeyError:
+        pass
+    fnty = ir.FunctionType(I1, [PTR, PTR, I32, I64, I32, I32, PTR, PTR, PTR])
+    f = ir.Function(module, fnty, "myia_unbox_array")
+    f.linkage = "internal"
+    f.attributes.add("noinline")
+    o, ndarray, nd, itemsize, num_a, num_b, expect, out, lohi = f.args
+    b = ir.IRBuilder(f.append_basic_block())
+    no = f.append_basic_block("no")
+
+    def need(cond):
+        nxt = f.append_basic_block("yes")
+        b.cbranch(cond, nxt, no)
+        b.position_at_end(nxt)
+
+    need(b.icmp_unsigned("==", load_at(b, o, capi.OB_TYPE, PTR), ndarray))
+    need(b.icmp_signed("==", load_at(b, o, capi.ARRAY_ND, I32), nd))
+    descr = load_at(b, o, capi.ARRAY_DESCR, PTR)
+    num = load_at(b, descr, capi.DESCR_TYPE_NUM, I32)
+    need(b.or_(b.icmp_signed("==", num, num_a), b.icmp_signed("==", num, num_b)))
+    order = load_at(b, descr, capi.DESCR_BYTEORDER, I8)
+    need(b.icmp_unsigned("!=", order, ir.Constant(I8, ord(">"))))
+    flags = load_at(b, o, capi.ARRAY_FLAGS, I32)
+    need(b.icmp_unsigned("!=", b.and_(flags, i32(capi.NPY_ARRAY_ALIGNED)), i32(0)))
+    data = load_at(b, o, capi.ARRAY_DATA, PTR)
+    dims = load_at(b, o, capi.ARRAY_DIMS, PTR)
+    strides = load_at(b, o, capi.ARRAY_STRIDES, PTR)
+    b.store(data, out)
+    lo0 = b.ptrtoint(data, I64)
+    hi0 = b.add(lo0, itemsize)
+    n64 = b.zext(nd, I64)
+    pre = b.block
+    loop = f.append_basic_block("dim")
+    body = f.append_basic_block("dim.body")
+    done = f.append_basic_block("dims.done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    k = b.phi(I64)
+    lo = b.phi(I64)
+    hi = b.phi(I64)
+    k.add_incoming(i64(0), pre)
+    lo.add_incoming(lo0, pre)
+    hi.add_incoming(hi0, pre)
+    b.cbranch(b.icmp_signed("<", k, n64), body, done)
+    b.position_at_end(body)
+    off = b.mul(k, i64(8))
+    d = b.load(at(b, dims, off), typ=I64)
+    e = b.load(at(b, expect, off), typ=I64)
+    need(b.or_(b.icmp_signed("==", e, i64(-1)), b.icmp_signed("==", d, e)))
+    s = b.load(at(b, strides, off), typ=I64)
+    need(b.icmp_signed("==", b.srem(s, itemsize), i64(0)))
+    b.store(d, at(b, out, b.add(off, i64(8))))
+    b.store(b.sdiv(s, itemsize), at(b, out, b.add(b.add(off, i64(8)), b.mul(n64, i64(8)))))
+    span = b.mul(b.sub(d, i64(1)), s)
+    neg = b.icmp_signed("<", span, i64(0))
+    lo2 = b.add(lo, b.select(neg, span, i64(0)))
+    hi2 = b.add(hi, b.select(neg, i64(0), span))
+    k.add_incoming(b.add(k, i64(1)), b.block)
+    lo.add_incoming(lo2, b.block)
+    hi.add_incoming(hi2, b.block)
+    b.branch(loop)
+    b.position_at_end(done)
+    b.store(lo, lohi)
+    store_at(b, hi, lohi, 8)
+    b.ret(ir.Constant(I1, 1))
+    b.position_at_end(no)
+    b.ret(ir.Constant(I1, 0))
+    return f
+
+
+def box_array_fn(module):
+    """PyObject *myia_box_array(ctx, i32 nd, i64 *dims, i64 *strides (items), i64
+    itemsize, i32 typenum, ptr data, candidates {lo, hi, obj}[], i64 n, ndarray type,
+    numpy.array, numpy.ascontiguousarray): a new reference to an ndarray over `data`,
+    whose base owns the data: the escaping arena block's capsule, or the argument or
+    constant the data belongs to; data in a chunk of the arena is copied, a broadcast
+    view (a zero stride) too.  Null with a Python error on failure."""
+    try:
+        return module.get_global("myia_box_array")
+    except KeyError:
+        pass
+    fnty = ir.FunctionType(PTR, [PTR, I32, PTR, PTR, I64, I32, PTR, PTR, I64, PTR, PTR, PTR])
+    f = ir.Function(module, fnty, "myia_box_array")
+    f.linkage = "internal"
+    f.attributes.add("noinline")
+    (ctx, nd, dims, estrides, itemsize, typenum, data, cands, ncand, ndarray, np_array,
+     np_contig) = f.args
+    b = ir.IRBuilder(f.append_basic_block())
+    n64 = b.zext(nd, I64)
+    bstrides = alloca(b, ir.ArrayType(I64, 32))
+    size_p = alloca(b, I64)
+    zero_p = alloca(b, I1)
+    b.store(i64(1), size_p)
+    b.store(ir.Constant(I1, 0), zero_p)
+    with for_range(b, 0, n64, name="k") as k:
+        off = b.mul(k, i64(8))
+        d = b.load(at(b, dims, off), typ=I64)
+        s = b.load(at(b, estrides, off), typ=I64)
+        b.store(b.mul(s, itemsize), at(b, bstrides, off))
+        b.store(b.mul(b.load(size_p, typ=I64), d), size_p)
+        z = b.and_(b.icmp_signed("==", s, i64(0)), b.icmp_signed(">", d, i64(1)))
+        b.store(b.or_(b.load(zero_p, typ=I1), z), zero_p)
+    empty = b.icmp_signed("==", b.load(size_p, typ=I64), i64(0))
+    descr = b.call(declare(module, "PyArray_DescrFromType"), [typenum])
+    arr = b.call(declare(module, "PyArray_NewFromDescr"), [
+        ndarray, descr, nd, dims, bstrides, b.select(empty, NULL, data),
+        i32(NPY_ARRAY_WRITEABLE), NULL])
+    done = f.append_basic_block("done")
+    own = f.append_basic_block("own")
+    b.cbranch(b.or_(empty, b.icmp_unsigned("==", arr, NULL)), done, own)
+    b.position_at_end(done)
+    b.ret(arr)
+    b.position_at_end(own)
+    owner = alloca(b, PTR)
+    b.store(b.call(arena_owner_fn(module), [ctx, data]), owner)
+    addr = b.ptrtoint(data, I64)
+    rec = ir.LiteralStructType([I64, I64, PTR])
+    with for_range(b, 0, ncand, name="c") as c:
+        base = b.mul(c, i64(24))
+        lo = b.load(at(b, cands, base), typ=I64)
+        hi = b.load(at(b, cands, b.add(base, i64(8))), typ=I64)
+        o = b.load(at(b, cands, b.add(base, i64(16))), typ=PTR)
+        inside = b.and_(b.icmp_unsigned(">=", addr, lo), b.icmp_unsigned("<", addr, hi))
+        take = b.and_(b.icmp_unsigned("==", b.load(owner, typ=PTR), NULL), inside)
+        with b.if_then(take):
+            b.call(declare(module, "Py_IncRef"), [o])
+            b.store(o, owner)
+    result = alloca(b, PTR)
+    b.store(arr, result)
+    own_obj = b.load(owner, typ=PTR)
+    with b.if_else(b.icmp_unsigned("!=", own_obj, NULL)) as (then, otherwise):
+        with then:
+            b.call(declare(module, "PyArray_SetBaseObject"), [arr, own_obj])
+        with otherwise:
+            # data that nothing owns (in a chunk of the arena) is copied
+            copy = b.call(declare(module, "PyObject_CallOneArg"), [np_array, arr])
+            b.call(declare(module, "Py_DecRef"), [arr])
+            b.store(copy, result)
+    cur = b.load(result, typ=PTR)
+    with b.if_then(b.and_(b.load(zero_p, typ=I1), b.icmp_unsigned("!=", cur, NULL)),
+                   likely=False):
+        copy = b.call(declare(module, "PyObject_CallOneArg"), [np_contig, cur])
+        b.call(declare(module, "Py_DecRef"), [cur])
+        b.store(copy, result)
+    b.ret(b.load(result, typ=PTR))
+    _ = rec
+    return f
+
+
+# ---- making the Python callable ---------------------------------------------------------
+
+
+class PyMethodDef(ctypes.Structure):
+    _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p),
+                ("ml_flags", ctypes.c_int), ("ml_doc", ctypes.c_char_p)]
+
+
+_new_cfunction = ctypes.pythonapi.PyCFunction_NewEx
+_new_cfunction.restype = ctypes.py_object
+_new_cfunction.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
+
+#: method definitions must outlive their functions: keep them all
+_METHOD_DEFS = []
+
+
+def make_callable(address, name, self_obj, doc=""):
+    """A builtin-function object calling the native entry at `address`, whose `self`
+    is `self_obj` (see EntryBuilder)."""
+    bname = name.encode()
+    d = PyMethodDef(bname, address, METH_FASTCALL, doc.encode() or None)
+    _METHOD_DEFS.append((d, bname, self_obj))
+    return _new_cfunction(ctypes.addressof(d), self_obj, None)

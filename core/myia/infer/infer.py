@@ -1,0 +1,735 @@
+"""Type and shape inference: abstract interpretation of graphs, driven by a work-list.
+
+Contexts.  A graph is inferred once per *context*: (graph, parent context, argument
+abstracts).  The parent context is the context of the graph's parent (the graph whose
+nodes it reads as free variables); it is None for a graph with no free variables.
+So a closure is inferred apart for each frame it may close over, and a function for
+each signature it is called with.  Constants travel as values (`AScalar` with a
+value), so `np.sum(x, axis=1)` sees a static axis and `i < 3` folds when `i` is known.
+
+The work-list.  Every context starts with the result BOTTOM ("does not return yet")
+and its result only grows (joins), as do the abstracts of its nodes.  Evaluating a
+context computes all of its nodes, in order, with what is known now; a call to a
+context whose result is still BOTTOM gives BOTTOM, and every primitive is strict (the
+VM evaluates every input of a call first), but a call that may reach several
+functions joins the results that are known (one branch of a recursion gives the base
+case).  When a context's result grows, the contexts that called it are queued again;
+when a node of a context grows, the closures that read it are queued again.  Nothing
+recurses in Python over the program: a loop of 10,000 iterations or a deep nesting of
+graphs is a handful of contexts on a list.
+
+Termination.  A call to a graph that is already being inferred on the current chain of
+calls (a loop header called from its body, `fact(n - 1)`) broadens to ANY the scalar
+values of the arguments that changed since that enclosing call (types and shapes
+stay, and so do values passed on unchanged, such as a loop bound): the recursive call
+then reaches the same context, whose result is found in a few rounds.  A graph called
+with more than MAX_SIGNATURES signatures that differ only by constant values (in one
+parent context) loses the values of the arguments that vary most.  Environments
+nested in environments are cut at a fixed depth (see `AEnv`).  A graph that keeps
+calling itself with new types (a tuple growing in a loop) is an error after
+MAX_NESTING levels.
+
+Function values.  A call whose callee may be several functions joins their results.
+A closure called through a value (not by the constant of its own graph, and not a
+function without free variables called alone) is inferred in a single context per
+closure value: the joined arguments of all such calls ("monovariant"), because a
+closure value is one specialized graph at run time.  (A closure is one value per
+frame of its parent, and two frames of a recursive function share one context.)
+
+A context whose result is still BOTTOM at the end never returns: an error that names
+the function (or the loop) at its `def`.
+"""
+
+from collections import defaultdict
+
+from ..ad.grad import GradMacro, JOf
+from ..ad.reverse import J_graph, lift_closure, prim_arity, prim_fprop
+from ..errors import MyiaError, MyiaGradError, MyiaTypeError
+from ..ir import Apply, Constant, Graph, Parameter, manage
+from ..prim import ops as P
+from .abstract import (
+    ANY, BOTTOM, ENV_ANY, NOT_CONSTANT, AEnv, AFunction, AScalar, ATuple, GraphFunction, MacroFunction,
+    PartialFunction, PrimitiveFunction, TypeMismatch, abstract_of, broaden,
+    constant_value, join,
+)
+from .rules import infer_primitive
+
+#: constant signatures of one graph in one parent context (for one list of argument
+#: types) before broadening the arguments whose value varies most: a float argument
+#: keeps at most MAX_VALUES values, another one MAX_INT_VALUES
+MAX_SIGNATURES = 8
+MAX_VALUES = 4
+MAX_INT_VALUES = 32
+#: contexts of one graph in one parent context before giving up
+MAX_CONTEXTS = 100_000
+#: new contexts of a graph nested in its own calls before giving up (types keep
+#: changing: a tuple that grows in a loop)
+MAX_NESTING = 200
+#: contexts in all before giving up
+MAX_TOTAL_CONTEXTS = 500_000
+
+
+class Context:
+    """One inference of `graph`: in the frame of `parent` (a Context of the graph's
+    parent graph, or None), with argument abstracts `args`."""
+
+    __slots__ = ("id", "graph", "parent", "args", "creator", "values", "result",
+                 "callers", "fv_readers", "calls", "__weakref__")
+
+    def __init__(self, id, graph, parent, args, creator):
+        self.id = id
+        self.graph = graph
+        self.parent = parent
+        self.args = args
+        self.creator = creator  # the context whose call created this one
+        self.values = {}  # node owned by graph -> abstract
+        self.result = BOTTOM
+        self.callers = set()  # (context, node) to evaluate again when the result grows
+        self.fv_readers = {}  # node -> {(context, node)} that read it as a free variable
+        # Apply node -> [(option, target)] from the last evaluation, where target is
+        # a Context (graph calls, macros), a JRecord (J) or None (primitives)
+        self.calls = {}
+
+    def ancestor(self, graph):
+        """This context or the enclosing one that infers `graph`."""
+        c = self
+        while c is not None and c.graph is not graph:
+            c = c.parent
+        return c
+
+    def __repr__(self):
+        args = ", ".join(str(a) for a in self.args)
+        return f"<Context #{self.id} {self.graph.name}({args})>"
+
+
+#: the "node" of a context's result in work items
+OUTPUT = object()
+
+
+class JRecord:
+    """What J of a function value became: for each option, ("graph", J graph) for a
+    graph without free variables or a primitive, ("lift", context of lift_closure's
+    graph) for a closure, ("macro", JOf)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self):
+        self.parts = {}
+
+
+class _GraphInfo:
+    __slots__ = ("nodes", "users", "parent", "param_index", "free_variables")
+
+
+class GraphInfos:
+    """Nodes, parent and free variables of graphs, computed once per inference."""
+
+    def __init__(self):
+        self._info = {}
+
+    def scope(self, g):
+        """`g` and the graphs nested in it (that inference has seen)."""
+        children = {}
+        for h, i in self._info.items():
+            if i.parent is not None:
+                children.setdefault(i.parent, []).append(h)
+        out = [g]
+        for h in out:
+            out.extend(children.get(h, ()))
+        return out
+
+    def nodes(self, g):
+        """(For myia.ir.clone) the Apply nodes of `g`, inputs first."""
+        return self[g].nodes
+
+    def __getitem__(self, g):
+        info = self._info.get(g)
+        if info is None:
+            mng = manage(g)
+            for h in mng.graphs:
+                if h in self._info:
+                    continue
+                i = _GraphInfo()
+                i.nodes = [n for n in mng.nodes(h) if isinstance(n, Apply)]
+                i.users = {}
+                for n in i.nodes:
+                    for inp in n.inputs:
+                        if inp.__class__ is Apply and inp.graph is h:
+                            i.users.setdefault(inp, []).append(n)
+                i.parent = mng.parent(h)
+                i.param_index = {p: k for k, p in enumerate(h.parameters)}
+                i.free_variables = mng.free_variables(h)
+                self._info[h] = i
+            info = self._info[g]
+        return info
+
+
+class Inferrer:
+    def __init__(self):
+        self.infos = GraphInfos()
+        self.contexts = {}
+        self.order = []
+        self.per_key = defaultdict(dict)  # (graph, parent ctx) -> {args: ctx}
+        self.todo = []
+        self.queued = set()
+        self.variants = defaultdict(set)  # (graph, parent, types) -> constant signatures
+        self.shared = {}  # closure value -> its single context
+        self.shared_users = defaultdict(set)
+        self.const_cache = {}
+        self.current = None  # the (context, node) being evaluated
+        self.inferred = set()  # graphs with a context
+
+    # ---- contexts and the work-list -----------------------------------------------
+
+    def context(self, graph, parent, args, creator, loc=None):
+        key = (graph, parent, args)
+        ctx = self.contexts.get(key)
+        if ctx is None:
+            sigs = self.per_key[(graph, parent)]
+            if len(sigs) >= MAX_CONTEXTS or len(self.contexts) >= MAX_TOTAL_CONTEXTS:
+                raise MyiaTypeError(
+                    f"type inference does not converge: `{graph.name}` is called with "
+                    f"ever-changing argument types (the last ones: "
+                    f"{', '.join(str(a) for a in args)})", loc,
+                    hint="a loop or a recursion that builds ever larger tuples or ever "
+                         "deeper closures cannot be compiled")
+            ctx = Context(len(self.order), graph, parent, args, creator)
+            self.inferred.add(graph)
+            self.contexts[key] = ctx
+            self.order.append(ctx)
+            sigs[args] = ctx
+            self.push(ctx)
+        return ctx
+
+    def push(self, item):
+        """Queue a context (its first evaluation) or a (context, node) to evaluate
+        again (node OUTPUT: the context's result)."""
+        if item not in self.queued:
+            self.queued.add(item)
+            self.todo.append(item)
+
+    def run(self, graph, args):
+        args = self.bind(graph, list(args), None)
+        root = self.context(graph, None, tuple(args), None)
+        todo = self.todo
+        queued = self.queued
+        while todo:
+            item = todo.pop()
+            queued.discard(item)
+            if item.__class__ is Context:
+                self.evaluate(item)
+            else:
+                ctx, node = item
+                if node is OUTPUT:
+                    self.update_result(ctx)
+                else:
+                    self.evaluate_node(ctx, node)
+        self.check_returns(root)
+        return root
+
+    # ---- evaluation ----------------------------------------------------------------
+
+    def evaluate(self, ctx):
+        """The first evaluation of a context: all of its nodes, in order.  After that,
+        only the nodes whose inputs grow are evaluated again."""
+        for node in self.infos[ctx.graph].nodes:
+            self.evaluate_node(ctx, node, first=True)
+        self.update_result(ctx)
+
+    def evaluate_node(self, ctx, node, first=False):
+        self.current = (ctx, node)
+        try:
+            new = self.eval_apply(ctx, node)
+        except MyiaError as e:
+            if e.loc is None:
+                e.loc = node.loc
+            raise
+        if new is BOTTOM:
+            return
+        values = ctx.values
+        old = values.get(node, BOTTOM)
+        if old is new or old == new:
+            return
+        try:
+            j = join(old, new)
+        except TypeMismatch:
+            raise MyiaTypeError(
+                f"this expression has the type {old} on one path and {new} on "
+                f"another", node.loc) from None
+        if j == old:
+            return
+        values[node] = j
+        # what reads this node: its users in the graph, the result, closures
+        if not first:
+            for u in self.infos[ctx.graph].users.get(node, ()):
+                self.push((ctx, u))
+            if node is ctx.graph.output:
+                self.push((ctx, OUTPUT))
+        readers = ctx.fv_readers.get(node)
+        if readers:
+            for r in readers:
+                self.push(r)
+
+    def update_result(self, ctx):
+        self.current = (ctx, OUTPUT)
+        out = self.value_of(ctx, ctx.graph.output)
+        if out is BOTTOM or out == ctx.result:
+            return
+        try:
+            result = join(ctx.result, out)
+        except TypeMismatch:
+            raise MyiaTypeError(
+                f"`{ctx.graph.name}` returns {ctx.result} on one path and {out} on "
+                f"another", ctx.graph.loc) from None
+        if result != ctx.result:
+            ctx.result = result
+            for c in ctx.callers:
+                self.push(c)
+
+    def value_of(self, ctx, node):
+        if node.__class__ is Constant:
+            return self.constant(ctx, node)
+        g = node.graph
+        if g is ctx.graph:
+            if node.__class__ is Parameter:
+                return ctx.args[self.infos[g].param_index[node]]
+            return ctx.values.get(node, BOTTOM)
+        return self.read_free(ctx.parent, node)
+
+    def read_free(self, start, node):
+        """The abstract of `node` (owned by an enclosing graph) as seen from the
+        context `start` (or its ancestors); the node being evaluated is evaluated
+        again when it grows."""
+        anc = start.ancestor(node.graph) if start is not None else None
+        if anc is None:
+            raise AssertionError(f"{node!r} is not in the scope of {self.current[0]}")
+        if node.__class__ is Parameter:
+            return anc.args[self.infos[node.graph].param_index[node]]
+        readers = anc.fv_readers.get(node)
+        if readers is None:
+            readers = anc.fv_readers[node] = set()
+        readers.add(self.current)
+        return anc.values.get(node, BOTTOM)
+
+    def constant(self, ctx, node):
+        v = node.value
+        if v.__class__ is Graph:
+            parent = self.infos[v].parent
+            c = None
+            if parent is not None:
+                c = ctx.ancestor(parent)
+                if c is None:
+                    raise AssertionError(f"{v} used outside the scope of its parent {parent}")
+            return AFunction([GraphFunction(v, c)])
+        a = self.const_cache.get(node)
+        if a is None:
+            a = self.const_cache[node] = abstract_of(v)
+        return a
+
+    def eval_apply(self, ctx, node):
+        inputs = node.inputs
+        fn = self.value_of(ctx, inputs[0])
+        if fn is BOTTOM:
+            return BOTTOM
+        args = []
+        for i in inputs[1:]:
+            a = self.value_of(ctx, i)
+            if a is BOTTOM:
+                return BOTTOM
+            args.append(a)
+        if fn.__class__ is not AFunction:
+            raise MyiaTypeError(f"a value of type {fn} is not callable", node.loc)
+        options = fn.options
+        if len(options) == 1:
+            for opt in options:
+                result, target = self.call(ctx, node, opt, args, True)
+                ctx.calls[node] = [(opt, target)]
+                return result
+        records = []
+        result = BOTTOM
+        seen = []
+        for opt in self._ordered(node, fn):
+            r, target = self.call(ctx, node, opt, args, False)
+            records.append((opt, target))
+            if r is BOTTOM:
+                continue
+            try:
+                result = join(result, r)
+            except TypeMismatch as e:
+                a, b = (seen[0][1], r) if seen else e.types
+                raise MyiaTypeError(self._branches_message(node, a, b), node.loc) from None
+            seen.append((opt, r))
+        ctx.calls[node] = records
+        return result
+
+    def _ordered(self, node, fn):
+        """The options of `fn`, the true branch first when the callee is a switch."""
+        options = fn.sorted_options()
+        callee = node.inputs[0]
+        if isinstance(callee, Apply) and callee.is_apply(P.switch):
+            branches = [i.value for i in callee.inputs[2:4] if i.__class__ is Constant]
+            rank = {g: k for k, g in enumerate(branches)}
+            options.sort(key=lambda o: rank.get(getattr(o, "graph", None), len(rank)))
+        return options
+
+    def _branches_message(self, node, a, b):
+        callee = node.inputs[0]
+        if isinstance(callee, Apply) and callee.is_apply(P.switch):
+            return f"the two branches of this `if` return different types: {a} and {b}"
+        return f"the functions this call may reach return different types: {a} and {b}"
+
+    # ---- calls -----------------------------------------------------------------------
+
+    def call(self, ctx, node, opt, args, single):
+        """(result, target) of calling the function `opt` on `args` at `node`."""
+        cls = opt.__class__
+        if cls is PrimitiveFunction:
+            if opt.prim is P.J:
+                return self.infer_J(ctx, node, args)
+            return infer_primitive(opt.prim, args), None
+        if cls is GraphFunction:
+            args = self.bind(opt.graph, args, node)
+            args = self.maybe_broaden(opt.graph, opt.context, args, ctx, node)
+            if single and direct_call(node, opt):
+                callee = self.context(opt.graph, opt.context, args, ctx, node.loc)
+            else:
+                callee = self.shared_context(ctx, node, opt, args)
+            callee.callers.add(self.current)
+            return callee.result, callee
+        if cls is PartialFunction:
+            return self.call(ctx, node, opt.fn, list(opt.args) + list(args), False)
+        if cls is MacroFunction:
+            return self.expand_macro(ctx, node, opt, args)
+        raise AssertionError(opt)
+
+    def visible(self, fctx, ctx):
+        """Whether the frame `fctx` encloses the context `ctx` (so the specialized graph
+        can be named by a constant there)."""
+        if fctx is None:
+            return True
+        c = ctx
+        while c is not None:
+            if c is fctx:
+                return True
+            c = c.parent
+        return False
+
+    def shared_context(self, ctx, node, opt, args):
+        """The one context of all the calls of the closure `opt` through values (their
+        arguments joined, environments that grow widened to ENV_ANY)."""
+        key = opt
+        args = tuple(args)
+        cur = self.shared.get(key)
+        if cur is not None:
+            if cur.args == args:
+                callee = cur
+            else:
+                try:
+                    joined = tuple(_widen(a, join(a, b)) for a, b in zip(cur.args, args))
+                except TypeMismatch:
+                    raise MyiaTypeError(
+                        f"the function `{opt.graph.name}` is called with arguments of "
+                        f"different types: ({', '.join(map(str, cur.args))}) and "
+                        f"({', '.join(map(str, args))})", node.loc,
+                        hint="a function passed around as a value has one signature") \
+                        from None
+                callee = self.context(opt.graph, opt.context, joined, ctx, node.loc)
+        else:
+            callee = self.context(opt.graph, opt.context, args, ctx, node.loc)
+        users = self.shared_users[key]
+        if callee is not cur:
+            self.shared[key] = callee
+            for c in users:
+                self.push(c)
+        users.add(self.current)
+        return callee
+
+    def bind(self, graph, args, node):
+        """The arguments of a call of `graph`, with the defaults of missing ones."""
+        n = len(graph.parameters)
+        if len(args) == n:
+            return tuple(args)
+        if len(args) < n:
+            missing = [p.name for p in graph.parameters[len(args):]]
+            if all(name in graph.defaults for name in missing):
+                return tuple(args) + tuple(abstract_of(graph.defaults[name]) for name in missing)
+        names = ", ".join(p.name or "_" for p in graph.parameters)
+        raise MyiaTypeError(
+            f"{graph.name}() takes {n} argument{'s' if n != 1 else ''} ({names}) but "
+            f"{len(args)} {'was' if len(args) == 1 else 'were'} given",
+            node.loc if node is not None else None)
+
+    def maybe_broaden(self, graph, parent, args, caller, node):
+        """The arguments of a call of `graph`, some broadened (see the module doc)."""
+        c = caller if graph in self.inferred else None  # a new graph: not recursive
+        nearest = None
+        depth = 0
+        while c is not None:
+            if c.graph is graph:
+                depth += 1
+                if nearest is None:
+                    nearest = c
+            c = c.creator
+        broad = tuple(broaden(a) for a in args)
+        if nearest is not None:
+            # a recursion: the arguments that changed since the enclosing call of the
+            # same graph lose their values (those passed on unchanged keep them)
+            args = tuple(a if a == old else b for a, old, b in zip(args, nearest.args, broad))
+            if depth > MAX_NESTING and (graph, parent, args) not in self.contexts:
+                raise MyiaTypeError(
+                    f"type inference does not converge: `{graph.name}` calls itself with "
+                    f"ever-changing argument types (now: {', '.join(map(str, args))})",
+                    node.loc,
+                    hint="a loop or a recursion that builds ever larger tuples or ever "
+                         "deeper closures cannot be compiled")
+            return args
+        if broad == args:
+            return args
+        variants = self.variants[(graph, parent, broad)]
+        if args in variants:
+            return args
+        if len(variants) < MAX_SIGNATURES:
+            variants.add(args)
+            return args
+        # too many constant signatures: the arguments whose value varies most lose it
+        # (floats first: ints are more often indices and axes, which must stay known)
+        out = []
+        for i, (a, b) in enumerate(zip(args, broad)):
+            seen = {v[i] for v in variants}
+            seen.add(a)
+            limit = MAX_VALUES if _has_float_value(a) else MAX_INT_VALUES
+            out.append(b if len(seen) > limit else a)
+        out = tuple(out)
+        variants.add(out)
+        return out
+
+    # ---- macros and J ----------------------------------------------------------------
+
+    def signature(self, macro, f):
+        """(parameter names, defaults) of the function value `f` given to `macro`,
+        as the VM finds them (see myia.backend.vm)."""
+        if f.__class__ is not AFunction:
+            raise MyiaGradError(f"{macro.name} of a value of type {f}, which is not a function")
+        sigs = set()
+        for opt in f.options:
+            if opt.__class__ is GraphFunction:
+                g = opt.graph
+                sigs.add((tuple(p.name for p in g.parameters),
+                          tuple(sorted(g.defaults.items(), key=lambda kv: kv[0]))))
+            elif opt.__class__ is PrimitiveFunction:
+                sigs.add((tuple(f"x{i}" for i in range(prim_arity(opt.prim))), ()))
+            else:
+                raise MyiaGradError(f"{macro.name} of {opt.name}, which has no fixed signature")
+        if len(sigs) > 1:
+            # several functions: fine if they take as many arguments, without defaults
+            # (the names of the parameters do not matter)
+            arities = {len(names) for names, _ in sigs}
+            if len(arities) > 1 or any(defaults for _, defaults in sigs):
+                raise MyiaGradError(
+                    f"{macro.name} of a function value that may be one of several "
+                    f"functions with different parameters: {f}")
+            return tuple(f"x{i}" for i in range(arities.pop())), {}
+        names, defaults = sigs.pop()
+        return names, dict(defaults)
+
+    def expand_macro(self, ctx, node, opt, args):
+        if not args:
+            raise MyiaTypeError(f"{opt.name}() needs a function")
+        f = args[0]
+        argnums_a = args[1] if len(args) > 1 else AScalar("int64", 0)
+        argnums = constant_value(argnums_a)
+        if argnums is NOT_CONSTANT:
+            raise MyiaGradError(f"argnums of {opt.name} must be a constant, got {argnums_a}")
+        names, defaults = self.signature(opt, f)
+        macro = opt.macro
+        if isinstance(macro, GradMacro):
+            graph = macro.expand(len(names), argnums, names, defaults)
+        elif isinstance(macro, JOf):
+            graph = macro.graph(len(names), argnums, names, defaults)
+        else:
+            raise AssertionError(macro)
+        return self.call(ctx, node, GraphFunction(graph, None), [f, argnums_a], True)
+
+    def infer_J(self, ctx, node, args):
+        if len(args) != 1:
+            raise MyiaTypeError(f"J takes 1 argument, {len(args)} given")
+        record = JRecord()
+        return self.J_abstract(ctx, node, args[0], record), record
+
+    def J_abstract(self, ctx, node, a, record):
+        if a.__class__ is ATuple:
+            out = [self.J_abstract(ctx, node, e, record) for e in a.elements]
+            return BOTTOM if BOTTOM in out else ATuple(out)
+        if a.__class__ is not AFunction:
+            return a
+        result = BOTTOM
+        for opt in a.sorted_options():
+            r = self.J_option(ctx, node, opt, record)
+            if r is BOTTOM:
+                return BOTTOM
+            result = join(result, r)
+        return result
+
+    def J_option(self, ctx, node, opt, record):
+        cls = opt.__class__
+        if cls is GraphFunction:
+            g = opt.graph
+            if not self.infos[g].free_variables:
+                jg = J_graph(g)
+                record.parts[opt] = ("graph", jg)
+                return AFunction([GraphFunction(jg, None)])
+            outer = lift_closure(g)
+            captured = []
+            for p in outer.parameters:
+                v = self.read_free(opt.context, p.primal)
+                if v is BOTTOM:
+                    return BOTTOM
+                v = self.J_abstract(ctx, node, v, record)
+                if v is BOTTOM:
+                    return BOTTOM
+                captured.append(v)
+            result, callee = self.call(ctx, node, GraphFunction(outer, None), captured, True)
+            record.parts[opt] = ("lift", callee)
+            return result
+        if cls is PrimitiveFunction:
+            if opt.prim is P.make_tuple:
+                raise MyiaTypeError("J of make_tuple as a value is not supported",
+                                    hint="call make_tuple directly")
+            fp = prim_fprop(opt.prim)
+            record.parts[opt] = ("graph", fp)
+            return AFunction([GraphFunction(fp, None)])
+        if cls is MacroFunction:
+            j = opt.macro.__myia_J__()
+            record.parts[opt] = ("macro", j)
+            return AFunction([MacroFunction(j)])
+        raise MyiaTypeError(f"J of {opt.name} is not supported")
+
+    # ---- functions that never return -------------------------------------------------
+
+    def live_contexts(self, root):
+        """The contexts reached from `root` through the calls of their last evaluation."""
+        seen = {root: None}
+        todo = [root]
+        while todo:
+            ctx = todo.pop()
+            for records in ctx.calls.values():
+                for _, target in records:
+                    for t in _targets(target):
+                        if t not in seen:
+                            seen[t] = None
+                            todo.append(t)
+            for c in (ctx.parent,):
+                if c is not None and c not in seen:
+                    seen[c] = None
+                    todo.append(c)
+        return sorted(seen, key=lambda c: c.id)
+
+    def check_returns(self, root):
+        live = self.live_contexts(root)
+        bottom = [c for c in live if c.result is BOTTOM]
+        if not bottom:
+            return
+        bottom_set = set(bottom)
+
+        def reach(c):
+            out = set()
+            todo = [c]
+            while todo:
+                x = todo.pop()
+                for records in x.calls.values():
+                    for _, target in records:
+                        for t in _targets(target):
+                            if t in bottom_set and t not in out:
+                                out.add(t)
+                                todo.append(t)
+            return out
+
+        culprit = bottom[0]
+        for c in bottom:
+            r = reach(c)
+            if c in r or any(x.graph is c.graph for x in r):
+                culprit = c
+                break
+        g = culprit.graph
+        name = g.name.split(":")[0]
+        if ":while" in g.name or ":for" in g.name:
+            msg = (f"this loop in `{name}` never ends: every path goes around again "
+                   f"(a `while True` without `break`, or a condition that never changes)")
+            hint = "add a `break`, or make the condition become false"
+        else:
+            msg = (f"`{name}` never returns: every path recurses "
+                   f"(a recursion without a base case)")
+            hint = "add a case that returns without recursing"
+        raise MyiaTypeError(msg, g.loc, hint=hint)
+
+
+def _widen(old, new):
+    """`new` (which covers `old`), with ENV_ANY for each environment that grew: the
+    arguments of a closure called from many places (a backpropagator) would otherwise
+    gain one key at a time, each time inferring the closure again."""
+    if new.__class__ is AEnv:
+        return new if new == old else ENV_ANY
+    if new.__class__ is ATuple and old.__class__ is ATuple:
+        return ATuple(_widen(a, b) for a, b in zip(old.elements, new.elements))
+    return new
+
+
+def _has_float_value(a):
+    if a.__class__ is AScalar:
+        return a.value is not ANY and "float" in a.dtype
+    if a.__class__ is ATuple:
+        return any(_has_float_value(e) for e in a.elements)
+    return False
+
+
+def direct_call(node, opt):
+    """Whether a call of the graph function `opt` at `node` can name its callee's
+    specialized graph by a constant: a graph without free variables, or a closure
+    called by the constant of its own graph (so made in the caller's own frame).  A
+    closure reaching the call through a value may come from another frame of the same
+    context (a recursive call), so it cannot."""
+    return opt.context is None or node.inputs[0].__class__ is Constant
+
+
+def _targets(target):
+    if isinstance(target, Context):
+        yield target
+    elif isinstance(target, JRecord):
+        for kind, t in target.parts.values():
+            if kind == "lift":
+                yield t
+
+
+class InferenceResult:
+    """What inference found: the abstract of every node in every context.
+
+    root: the context of the inferred graph; contexts: the live ones (reached from
+    the root), each with `.graph`, `.args`, `.result`, `.values` ({node: abstract}).
+    """
+
+    def __init__(self, inferrer, root):
+        self.inferrer = inferrer
+        self.root = root
+        self.contexts = inferrer.live_contexts(root)
+
+    @property
+    def result(self):
+        return self.root.result
+
+    def contexts_of(self, graph):
+        return [c for c in self.contexts if c.graph is graph]
+
+    def abstract(self, node, context):
+        """The abstract of `node` in `context` (or in the enclosing context that owns
+        it)."""
+        return self.inferrer.value_of(context, node)
+
+
+def infer_graph(graph, arg_abstracts):
+    """Infer `graph` called with `arg_abstracts`: (result abstract, InferenceResult)."""
+    inf = Inferrer()
+    root = inf.run(graph, arg_abstracts)
+    return root.result, InferenceResult(inf, root)
+
+
+__all__ = ["Context", "InferenceResult", "Inferrer", "infer_graph"]

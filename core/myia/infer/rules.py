@@ -1,0 +1,978 @@
+"""Inference rules of the primitives: `RULES = {primitive: rule}`.
+
+A rule takes the abstract values of the inputs (never BOTTOM) and returns the abstract
+value of the output, or raises a MyiaTypeError / MyiaShapeError (the engine adds the
+location of the node).  Rules follow NumPy: broadcasting, dtype promotion, reductions
+with a constant axis, and the VM's own conventions (the reference semantics): the
+dtype of an elementwise operation is found by running the primitive's implementation
+on a sample of each input's type (1, 1.0, a (1, 1) array...), so that `True + True`
+is an int, `7 / 2` a float and `np.float32` arrays stay float32 exactly as at run time.
+
+Constant folding: a pure, cheap primitive (`FOLDABLE`) whose inputs are all known
+constants is computed with its implementation, and the result keeps its value; this is
+how `i < 3` folds when `i` is known and how shapes and axes stay static.  Errors the VM
+would raise for a value known here are raised with the same class (an index out of
+range is a MyiaValueError, as at run time).
+
+`J` is special: J of data is the data itself (the rule here), but J of a function
+value may need to infer a call (`lift_closure`): the engine handles function values
+(see `myia.infer.infer`).
+"""
+
+import functools
+import math
+
+import numpy as np
+
+from ..errors import MyiaGradError, MyiaShapeError, MyiaTypeError, MyiaValueError
+from ..ir import EnvKey
+from ..prim import ops as P
+from ..prim.shape import DTYPES
+from .abstract import (
+    ANY, ENV_ANY, NOT_CONSTANT, AArray, AConstant, AEnv, AFunction, AScalar, ASlice, ATuple,
+    TypeMismatch, abstract_of, broaden, constant_value, join,
+)
+
+RULES = {}
+
+#: primitives computed at compile time when all their inputs are constants
+FOLDABLE = set()
+
+#: primitives with an effect: never folded, never removed
+EFFECTS = {P.assert_}
+
+
+def rule(*prims, fold=False):
+    def deco(fn):
+        for p in prims:
+            if p in RULES:
+                raise ValueError(f"two inference rules for {p.name}")
+            RULES[p] = fn
+            if fold:
+                FOLDABLE.add(p)
+        return fn
+
+    return deco
+
+
+def infer_primitive(prim, args):
+    """The abstract result of `prim` applied to `args` (constant-folded when it can)."""
+    if prim in FOLDABLE:
+        values = [constant_value(a) for a in args]
+        if all(v is not NOT_CONSTANT for v in values):
+            try:
+                with np.errstate(all="ignore"):
+                    result = prim.impl(*values)
+            except Exception:  # noqa: BLE001  (let the rule say what is wrong)
+                pass
+            else:
+                if not isinstance(result, np.ndarray):
+                    return abstract_of(result)
+    try:
+        r = RULES[prim]
+    except KeyError:
+        raise NotImplementedError(
+            f"primitive {prim.name!r} has no inference rule; add one in myia/infer/rules.py"
+        ) from None
+    return r(*args)
+
+
+# ---- helpers ------------------------------------------------------------------------
+
+
+def fmt_shape(shape):
+    """(3, 4) as the user writes it, with ? for unknown dims."""
+    dims = ["?" if d is None else str(d) for d in shape]
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+def _shape_of(a):
+    if isinstance(a, AArray):
+        return a.shape
+    if isinstance(a, AScalar):
+        return ()
+    raise MyiaTypeError(f"expected an array or a number, got {a}")
+
+
+def _dtype_of(a):
+    if isinstance(a, (AArray, AScalar)):
+        return a.dtype
+    raise MyiaTypeError(f"expected an array or a number, got {a}")
+
+
+def _is_numeric(a):
+    return isinstance(a, (AScalar, AArray))
+
+
+def broadcast_shapes(*shapes):
+    """NumPy broadcasting of shapes whose dims may be None (unknown)."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(ndim):
+        dims = [s[len(s) - ndim + i] for s in shapes if len(s) - ndim + i >= 0]
+        known = {d for d in dims if d is not None and d != 1}
+        if len(known) > 1:
+            raise MyiaShapeError(
+                "cannot broadcast shapes " + " and ".join(fmt_shape(s) for s in shapes),
+                hint="the sizes of each dimension must match or be 1 (NumPy broadcasting)")
+        if known:
+            out.append(known.pop())
+        elif any(d is None for d in dims):
+            out.append(None)
+        else:
+            out.append(1)
+    return tuple(out)
+
+
+_SCALAR_SAMPLES = {"bool": True, "int64": 1, "float64": 1.0}
+
+
+def _sample(a):
+    """A value of `a`'s type for running an implementation on."""
+    if isinstance(a, AScalar):
+        s = _SCALAR_SAMPLES.get(a.dtype)
+        return s if s is not None else np.dtype(a.dtype).type(1)
+    if isinstance(a, AArray):
+        return np.ones((1,) * a.ndim, dtype=a.dtype)
+    v = constant_value(a)
+    if v is not NOT_CONSTANT:
+        return v
+    raise _NoSample(a)
+
+
+class _NoSample(Exception):
+    pass
+
+
+@functools.lru_cache(maxsize=4096)
+def _sample_result(prim, arg_types):
+    """(kind, dtype) of prim's result on samples: kind "array" or "scalar"."""
+    samples = [_sample(a) for a in arg_types]
+    with np.errstate(all="ignore"):
+        r = prim.impl(*samples)
+    if isinstance(r, np.ndarray):
+        return "array", r.dtype.name
+    a = abstract_of(r)
+    if not isinstance(a, AScalar):
+        raise TypeError(f"{prim.name} gives {a}")
+    return "scalar", a.dtype
+
+
+_SYMBOLS = {
+    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
+    "pow": "**", "neg": "unary -", "eq": "==", "ne": "!=", "lt": "<", "le": "<=",
+    "gt": ">", "ge": ">=",
+}
+
+
+def _op_name(prim):
+    sym = _SYMBOLS.get(prim.name)
+    return f"`{sym}` ({prim.name})" if sym else f"`{prim.name}`"
+
+
+def _elementwise(prim, *args):
+    """Result of an elementwise primitive: broadcast shape, dtype from the samples."""
+    for a in args:
+        if not _is_numeric(a):
+            raise MyiaTypeError(
+                f"{_op_name(prim)} is not defined for "
+                + " and ".join(str(x) for x in args),
+                hint="these operations work on numbers and arrays")
+    shapes = [a.shape for a in args if isinstance(a, AArray)]
+    shape = broadcast_shapes(*shapes) if shapes else ()
+    key = tuple(broaden(a) if isinstance(a, AScalar) else AArray(a.dtype, (1,) * a.ndim)
+                for a in args)
+    try:
+        kind, dtype = _sample_result(prim, key)
+    except (MyiaTypeError, MyiaValueError, MyiaShapeError):
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise MyiaTypeError(
+            f"{_op_name(prim)} is not defined for " + " and ".join(str(x) for x in args)
+            + f" ({e})") from None
+    if kind == "array":
+        return AArray(dtype, shape)
+    return AScalar(dtype)
+
+
+# ---- arithmetic and math --------------------------------------------------------------
+
+
+def _tuple_add(x, y):
+    return ATuple(x.elements + y.elements)
+
+
+@rule(P.add, fold=True)
+def infer_add(x, y):
+    if isinstance(x, ATuple) and isinstance(y, ATuple):
+        return _tuple_add(x, y)  # tuple concatenation, as in Python
+    return _elementwise(P.add, x, y)
+
+
+def _binary(prim):
+    @rule(prim, fold=True)
+    def infer_binary(x, y):
+        return _elementwise(prim, x, y)
+
+    infer_binary.__name__ = f"infer_{prim.name}"
+    return infer_binary
+
+
+for _p in (P.sub, P.mul, P.truediv, P.floordiv, P.mod, P.pow, P.lt, P.le, P.gt, P.ge):
+    _binary(_p)
+
+
+def _equality(prim):
+    @rule(prim, fold=True)
+    def infer_equality(x, y):
+        if _is_numeric(x) and _is_numeric(y):
+            return _elementwise(prim, x, y)
+        # `x is None`, tuples...: Python compares anything; a number never equals
+        # None, a tuple or a function
+        kinds = {type(x), type(y)}
+        if AArray in kinds:  # NumPy compares elementwise
+            a = x if isinstance(x, AArray) else y
+            return AArray("bool", a.shape)
+        if len(kinds) == 2 and (AConstant in kinds or AScalar in kinds):
+            return AScalar("bool", prim is P.ne)
+        return AScalar("bool")
+
+    infer_equality.__name__ = f"infer_{prim.name}"
+    return infer_equality
+
+
+_equality(P.eq)
+_equality(P.ne)
+
+
+def _unary(prim):
+    @rule(prim, fold=True)
+    def infer_unary(x):
+        return _elementwise(prim, x)
+
+    infer_unary.__name__ = f"infer_{prim.name}"
+    return infer_unary
+
+
+for _p in (P.neg, P.exp, P.log, P.sin, P.cos, P.tan, P.tanh, P.sqrt, P.arctan, P.abs,
+           P.sign, P.floor):
+    _unary(_p)
+
+
+def _scalar_join(prim, x, y):
+    """The type of `x if c else y` for scalars: their join (bool with a number gives
+    the number's type, as NumPy promotes)."""
+    try:
+        return broaden(join(x, y))
+    except TypeMismatch:
+        return AScalar(np.promote_types(x.dtype, y.dtype).name)
+
+
+@rule(P.maximum, P.minimum, fold=True)
+def infer_max_min(x, y):
+    if isinstance(x, AScalar) and isinstance(y, AScalar):
+        # Python's `x if x >= y else y`: the type of whichever wins
+        return _scalar_join(P.maximum, x, y)
+    return _elementwise(P.maximum, x, y)
+
+
+@rule(P.where, fold=True)
+def infer_where(c, x, y):
+    if all(isinstance(a, AScalar) for a in (c, x, y)):
+        if c.known:
+            return x if c.value else y
+        return _scalar_join(P.where, x, y)
+    return _elementwise(P.where, c, x, y)
+
+
+# ---- logic ------------------------------------------------------------------------------
+
+
+@rule(P.not_, fold=True)
+def infer_not(x):
+    if isinstance(x, AArray):
+        return AArray("bool", x.shape)
+    if isinstance(x, ATuple):
+        return AScalar("bool", len(x) == 0)
+    return AScalar("bool")
+
+
+def _array_size(shape):
+    if any(d is None for d in shape):
+        return None
+    return math.prod(shape)
+
+
+@rule(P.truth, fold=True)
+def infer_truth(x):
+    if isinstance(x, AArray):
+        size = _array_size(x.shape)
+        if size is not None and size != 1:
+            raise MyiaValueError(
+                f"the truth value of an array of shape {fmt_shape(x.shape)} is ambiguous",
+                hint="use np.any(...) or np.all(...), or compare one element")
+        return AScalar("bool")
+    if isinstance(x, ATuple):
+        return AScalar("bool", len(x) > 0)
+    if isinstance(x, AScalar):
+        return AScalar("bool")
+    if isinstance(x, AConstant) and x.value is None:
+        return AScalar("bool", False)
+    if isinstance(x, AFunction):
+        return AScalar("bool", True)
+    raise MyiaTypeError(f"the truth value of {x} is not defined")
+
+
+def _convert(dtype, what):
+    def infer_convert(x):
+        if isinstance(x, AArray):
+            return AArray(dtype, x.shape)
+        if isinstance(x, AScalar):
+            return AScalar(dtype)
+        raise MyiaTypeError(f"{what}() of {x}", hint=f"{what}() converts a number")
+
+    return infer_convert
+
+
+rule(P.to_int, fold=True)(_convert("int64", "int"))
+rule(P.to_float, fold=True)(_convert("float64", "float"))
+
+
+# ---- shapes ------------------------------------------------------------------------------
+
+
+def _int_dims(shp, what):
+    """The dims of a shape argument (a tuple of ints, or one int); None where unknown."""
+    if isinstance(shp, AScalar) and shp.dtype in ("int64", "int32"):
+        return (shp.value if shp.known else None,)
+    if isinstance(shp, ATuple):
+        dims = []
+        for e in shp.elements:
+            if not (isinstance(e, AScalar) and e.dtype != "bool" and "int" in e.dtype):
+                raise MyiaTypeError(f"the shape of {what} must be a tuple of ints, got {shp}")
+            dims.append(int(e.value) if e.known else None)
+        return tuple(dims)
+    raise MyiaTypeError(f"the shape of {what} must be a tuple of ints, got {shp}")
+
+
+def _shape_abstract(shape):
+    return ATuple(AScalar("int64") if d is None else AScalar("int64", d) for d in shape)
+
+
+@rule(P.shape)
+def infer_shape(x):
+    if isinstance(x, AArray):
+        return _shape_abstract(x.shape)
+    if isinstance(x, AScalar):
+        return ATuple(())
+    raise MyiaTypeError(f"shape of {x}: only arrays and numbers have a shape")
+
+
+@rule(P.ndim)
+def infer_ndim(x):
+    if isinstance(x, AArray):
+        return AScalar("int64", x.ndim)
+    if isinstance(x, AScalar):
+        return AScalar("int64", 0)
+    raise MyiaTypeError(f"ndim of {x}: only arrays and numbers have a rank")
+
+
+@rule(P.dtype)
+def infer_dtype(x):
+    if isinstance(x, AArray):
+        return AConstant(x.dtype)
+    if isinstance(x, AScalar):
+        d = x.dtype
+        if d != "bool" and "int" in d:
+            d = "int64"
+        elif d not in ("bool", "float32"):
+            d = "float64"
+        return AConstant(d)
+    raise MyiaTypeError(f"dtype of {x}: only arrays and numbers have a dtype")
+
+
+def _axes_of(axis, ndim, what="the axis"):
+    """Normalized axes of a reduction (a tuple of non-negative ints)."""
+    v = constant_value(axis)
+    if v is NOT_CONSTANT:
+        raise MyiaTypeError(
+            f"{what} of a reduction must be a constant, got {axis}",
+            hint="write the axis as a literal: np.sum(x, axis=0)")
+    if v is None:
+        return tuple(range(ndim))
+    axes = v if isinstance(v, tuple) else (v,)
+    for a in axes:
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+            raise MyiaTypeError(f"an axis must be an int, got {a!r}")
+        if not -ndim <= a < ndim:
+            raise MyiaShapeError(f"axis {a} is out of bounds for an array of rank {ndim}")
+    return tuple(int(a) % ndim for a in axes)
+
+
+@rule(P.reduced_size, fold=True)
+def infer_reduced_size(shp, axis):
+    _int_dims(shp, "reduced_size")
+    return AScalar("int64")
+
+
+@rule(P.reduced_shape, fold=True)
+def infer_reduced_shape(shp, axis):
+    dims = _int_dims(shp, "reduced_shape")
+    axes = _axes_of(axis, len(dims))
+    return _shape_abstract(tuple(1 if i in axes else d for i, d in enumerate(dims)))
+
+
+@rule(P.inverse_axes, fold=True)
+def infer_inverse_axes(axes):
+    if isinstance(axes, AConstant) and axes.value is None:
+        return axes
+    if isinstance(axes, ATuple):
+        return ATuple(AScalar("int64") for _ in axes.elements)
+    raise MyiaTypeError(f"inverse_axes of {axes}: expected a tuple of axes or None")
+
+
+def _dtype_const(dt, what):
+    v = constant_value(dt)
+    if not isinstance(v, str):
+        raise MyiaTypeError(f"the dtype of {what} must be a constant dtype name, got {dt}")
+    if v not in DTYPES:
+        raise MyiaTypeError(f"unsupported dtype {v!r}; use one of {', '.join(DTYPES)}")
+    return v
+
+
+@rule(P.full)
+def infer_full(shp, value, dt):
+    dims = _int_dims(shp, "np.full/np.zeros/np.ones")
+    for d in dims:
+        if d is not None and d < 0:
+            raise MyiaShapeError(f"negative dimensions are not allowed: {fmt_shape(dims)}")
+    if not isinstance(value, AScalar):
+        raise MyiaTypeError(f"the fill value must be a number, got {value}")
+    return AArray(_dtype_const(dt, "np.full"), dims)
+
+
+def _known_size(shape):
+    return None if any(d is None for d in shape) else math.prod(shape)
+
+
+@rule(P.reshape)
+def infer_reshape(x, shp):
+    src = _shape_of(x)
+    dims = list(_int_dims(shp, "reshape"))
+    if sum(1 for d in dims if d == -1) > 1:
+        raise MyiaShapeError(f"reshape to {fmt_shape(dims)}: only one dimension can be -1")
+    size = _known_size(src)
+    if -1 in dims:
+        i = dims.index(-1)
+        rest = [d for j, d in enumerate(dims) if j != i]
+        if size is not None and all(d is not None for d in rest):
+            r = math.prod(rest)
+            if r == 0 or size % r:
+                raise MyiaShapeError(
+                    f"cannot reshape an array of shape {fmt_shape(src)} into shape "
+                    f"{fmt_shape(dims)}")
+            dims[i] = size // r
+        else:
+            dims[i] = None
+    elif size is not None and all(d is not None for d in dims) and math.prod(dims) != size:
+        raise MyiaShapeError(
+            f"cannot reshape an array of shape {fmt_shape(src)} into shape {fmt_shape(dims)}",
+            hint="the number of elements must stay the same")
+    if not dims:
+        return AScalar(_dtype_of(x))
+    return AArray(_dtype_of(x), dims)
+
+
+@rule(P.transpose)
+def infer_transpose(x, axes):
+    src = _shape_of(x)
+    v = constant_value(axes)
+    if v is NOT_CONSTANT:
+        raise MyiaTypeError(f"the axes of a transpose must be constant, got {axes}")
+    if v is None:
+        return AArray(_dtype_of(x), src[::-1])
+    if not isinstance(v, tuple) or sorted(v) != list(range(len(src))):
+        raise MyiaShapeError(
+            f"axes {v} are not a permutation of the {len(src)} axes of an array of shape "
+            f"{fmt_shape(src)}")
+    return AArray(_dtype_of(x), [src[i] for i in v])
+
+
+@rule(P.broadcast_to)
+def infer_broadcast_to(x, shp):
+    dims = _int_dims(shp, "broadcast_to")
+    if dims == () and isinstance(x, AScalar):
+        return x
+    src = _shape_of(x)
+    try:
+        out = broadcast_shapes(src, dims)
+    except MyiaShapeError:
+        out = None
+    if out is None or len(src) > len(dims) or any(
+            a is not None and b is not None and a != b for a, b in zip(out, dims)):
+        raise MyiaShapeError(f"cannot broadcast shape {fmt_shape(src)} to {fmt_shape(dims)}")
+    return AArray(_dtype_of(x), dims)
+
+
+def _sum_dtype(d):
+    return "int64" if d == "bool" else d
+
+
+@rule(P.sum_to)
+def infer_sum_to(x, shp):
+    dims = _int_dims(shp, "sum_to")
+    src = _shape_of(x)
+    if src == dims and None not in dims:
+        return x
+    if len(src) < len(dims):
+        raise MyiaShapeError(f"cannot sum shape {fmt_shape(src)} down to {fmt_shape(dims)}")
+    if not dims:
+        return AScalar(_sum_dtype(_dtype_of(x)))
+    return AArray(_sum_dtype(_dtype_of(x)), dims)
+
+
+def _is_integral(a):
+    return isinstance(a, (AScalar, AArray)) and (a.dtype == "bool" or "int" in a.dtype)
+
+
+@rule(P.unbroadcast)
+def infer_unbroadcast(d, x):
+    if _is_integral(x):
+        return zeros_abstract(x)
+    if isinstance(x, AArray):
+        return AArray(x.dtype, x.shape)
+    if isinstance(x, AScalar) and isinstance(d, AArray):
+        return AScalar(x.dtype)
+    return d
+
+
+@rule(P.astype)
+def infer_astype(x, dt):
+    name = _dtype_const(dt, "astype")
+    if isinstance(x, AArray):
+        return AArray(name, x.shape)
+    if isinstance(x, AScalar):
+        return AScalar(name)
+    raise MyiaTypeError(f"astype of {x}")
+
+
+@rule(P.array_to_scalar)
+def infer_array_to_scalar(x):
+    if isinstance(x, AArray):
+        size = _known_size(x.shape)
+        if size is not None and size != 1:
+            raise MyiaShapeError(
+                f"expected an array of one element, got shape {fmt_shape(x.shape)}")
+        return AScalar(x.dtype)
+    if isinstance(x, AScalar):
+        return AScalar(x.dtype)
+    raise MyiaTypeError(f"array_to_scalar of {x}")
+
+
+# ---- reductions and products -------------------------------------------------------
+
+
+def _reduction(prim, dtype_of):
+    @rule(prim)
+    def infer_reduction(x, axis, keepdims):
+        src = _shape_of(x)
+        axes = _axes_of(axis, len(src))
+        kd = constant_value(keepdims)
+        if kd is NOT_CONSTANT:
+            raise MyiaTypeError(f"keepdims of {prim.name} must be a constant, got {keepdims}")
+        dtype = dtype_of(_dtype_of(x))
+        if kd:
+            return AArray(dtype, [1 if i in axes else d for i, d in enumerate(src)])
+        out = [d for i, d in enumerate(src) if i not in axes]
+        if not out:
+            return AScalar(dtype)
+        return AArray(dtype, out)
+
+    infer_reduction.__name__ = f"infer_{prim.name}"
+    return infer_reduction
+
+
+_reduction(P.reduce_sum, _sum_dtype)
+_reduction(P.reduce_max, lambda d: d)
+
+
+@rule(P.dot)
+def infer_dot(a, b):
+    sa, sb = _shape_of(a), _shape_of(b)
+    if not 1 <= len(sa) <= 2 or not 1 <= len(sb) <= 2:
+        raise MyiaShapeError(
+            f"matmul of shapes {fmt_shape(sa)} and {fmt_shape(sb)}: dot supports 1-d and "
+            f"2-d arrays")
+    k1, k2 = sa[-1], sb[0]
+    if k1 is not None and k2 is not None and k1 != k2:
+        raise MyiaShapeError(
+            f"matmul of shapes {fmt_shape(sa)} and {fmt_shape(sb)}: the inner dimensions "
+            f"{k1} and {k2} differ",
+            hint="for A @ B, the last dimension of A must equal the first one of B")
+    out = list(sa[:-1]) + list(sb[1:])
+    dtype = np.result_type(np.dtype(_dtype_of(a)), np.dtype(_dtype_of(b))).name
+    if not out:
+        return AScalar(dtype)
+    return AArray(dtype, out)
+
+
+# ---- tuples, indexing, control --------------------------------------------------------
+
+
+@rule(P.switch)
+def infer_switch(c, x, y):
+    if not (isinstance(c, AScalar) and c.dtype == "bool"):
+        raise MyiaTypeError(f"switch expects a bool condition, got {c}")
+    if c.known:
+        return x if c.value else y
+    try:
+        return join(x, y)
+    except TypeMismatch:
+        raise MyiaTypeError(
+            f"the two branches of this `if` give different types: {x} and {y}") from None
+
+
+@rule(P.make_tuple)
+def infer_make_tuple(*xs):
+    return ATuple(xs)
+
+
+def _check_tuple(t, what):
+    if not isinstance(t, ATuple):
+        raise MyiaTypeError(f"{what} expects a tuple, got {t}")
+
+
+def _const_index(i, what):
+    v = constant_value(i)
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        return None
+    return int(v)
+
+
+def _tuple_index(t, i, what):
+    n = len(t)
+    k = _const_index(i, what)
+    if k is None:
+        return None
+    if not -n <= k < n:
+        raise MyiaValueError(f"tuple index {k} out of range for a tuple of length {n}: {t}")
+    return k % n
+
+
+@rule(P.tuple_getitem, fold=True)
+def infer_tuple_getitem(t, i):
+    _check_tuple(t, "tuple_getitem")
+    return _getitem_tuple(t, i)
+
+
+def _getitem_tuple(t, i):
+    if isinstance(i, AConstant) and isinstance(i.value, slice):
+        return ATuple(t.elements[i.value])
+    k = _tuple_index(t, i, "a tuple")
+    if k is not None:
+        return t.elements[k]
+    if isinstance(i, AScalar) and i.dtype != "bool" and "int" in i.dtype and len(t):
+        # an index known only at run time: fine if all the elements have one type
+        try:
+            out = t.elements[0]
+            for e in t.elements[1:]:
+                out = join(out, e)
+            return broaden(out)
+        except TypeMismatch:
+            pass
+    raise MyiaTypeError(
+        f"the index of the tuple {t} must be a constant (its elements have different "
+        f"types), got {i}")
+
+
+@rule(P.tuple_setitem, fold=True)
+def infer_tuple_setitem(t, i, v):
+    _check_tuple(t, "tuple_setitem")
+    k = _tuple_index(t, i, "tuple_setitem")
+    if k is None:
+        raise MyiaTypeError(f"the index of tuple_setitem must be a constant, got {i}")
+    return ATuple(t.elements[:k] + (v,) + t.elements[k + 1:])
+
+
+@rule(P.tuple_tail, fold=True)
+def infer_tuple_tail(t):
+    _check_tuple(t, "tuple_tail")
+    return ATuple(t.elements[1:])
+
+
+@rule(P.tuple_cons, fold=True)
+def infer_tuple_cons(h, t):
+    _check_tuple(t, "tuple_cons")
+    return ATuple((h,) + t.elements)
+
+
+@rule(P.len_, fold=True)
+def infer_len(x):
+    if isinstance(x, ATuple):
+        return AScalar("int64", len(x))
+    if isinstance(x, AArray):
+        if x.ndim == 0:
+            raise MyiaTypeError("len() of a 0-d array")
+        d = x.shape[0]
+        return AScalar("int64") if d is None else AScalar("int64", d)
+    raise MyiaTypeError(f"len() of {x}", hint="len() works on tuples and arrays")
+
+
+@rule(P.make_slice, fold=True)
+def infer_make_slice(a, b, c):
+    for part in (a, b, c):
+        if not ((isinstance(part, AScalar) and part.dtype != "bool" and "int" in part.dtype)
+                or (isinstance(part, AConstant) and part.value is None)):
+            raise MyiaTypeError(f"slice bounds must be ints or None, got {part}")
+    return ASlice(a, b, c)
+
+
+def _index_items(index):
+    if isinstance(index, ATuple):
+        return list(index.elements)
+    v = constant_value(index)
+    if isinstance(v, tuple):
+        return [abstract_of(x) for x in v]
+    return [index]
+
+
+def _getitem_array(x, index):
+    src = x.shape
+    out = []
+    i = 0
+    for it in _index_items(index):
+        if isinstance(it, AConstant) and it.value is None:
+            out.append(1)
+            continue
+        if i >= len(src):
+            raise MyiaValueError(
+                f"too many indices for an array of shape {fmt_shape(src)}: {index}")
+        d = src[i]
+        if isinstance(it, AScalar) and it.dtype != "bool" and "int" in it.dtype:
+            if it.known and d is not None and not -d <= it.value < d:
+                raise MyiaValueError(
+                    f"index {it.value} is out of range for axis {i} of an array of shape "
+                    f"{fmt_shape(src)}")
+        elif isinstance(it, AConstant) and isinstance(it.value, slice):
+            out.append(None if d is None else len(range(*it.value.indices(d))))
+        elif isinstance(it, ASlice):
+            out.append(None)
+        else:
+            raise MyiaTypeError(
+                f"unsupported index {it} for an array",
+                hint="index arrays with ints and slices (x[0], x[1:3], x[:, 0])")
+        i += 1
+    out.extend(src[i:])
+    if not out:
+        return AScalar(x.dtype)
+    return AArray(x.dtype, out)
+
+
+@rule(P.getitem, fold=True)
+def infer_getitem(x, index):
+    if isinstance(x, ATuple):
+        return _getitem_tuple(x, index)
+    if isinstance(x, AArray):
+        return _getitem_array(x, index)
+    raise MyiaTypeError(f"cannot index a value of type {x}")
+
+
+@rule(P.getitem_grad)
+def infer_getitem_grad(x, index, d):
+    if isinstance(x, ATuple):
+        z = list(zeros_abstract(x).elements)
+        v = constant_value(index)
+        if isinstance(v, slice):
+            rng = range(*v.indices(len(z)))
+            if not isinstance(d, ATuple) or len(d) != len(rng):
+                raise MyiaTypeError(f"getitem_grad of {x} at {index} with {d}")
+            for j, e in zip(rng, d.elements):
+                z[j] = e
+        else:
+            k = _tuple_index(x, index, "getitem_grad")
+            if k is not None:
+                z[k] = d
+            else:  # an index known at run time: any element may receive d
+                try:
+                    z = [join(e, d) for e in z]
+                except TypeMismatch:
+                    raise MyiaTypeError(
+                        f"the index of the tuple {x} must be a constant (its elements have "
+                        f"different types), got {index}") from None
+        return ATuple(z)
+    if isinstance(x, AArray):
+        return AArray(x.dtype, x.shape)
+    raise MyiaTypeError(f"getitem_grad of {x}")
+
+
+@rule(P.assert_)
+def infer_assert(cond, message):
+    return AScalar("bool")
+
+
+@rule(P.make_closure)
+def infer_make_closure(fn, *captured):
+    from .abstract import PartialFunction
+
+    if not isinstance(fn, AFunction):
+        raise MyiaTypeError(f"make_closure of {fn}, which is not a function")
+    return AFunction(PartialFunction(o, captured) for o in fn.options)
+
+
+# ---- sensitivities and environments -----------------------------------------------------
+
+
+def zeros_abstract(x):
+    """The abstract of zeros_like(x) (a constant for scalars, as the impl gives)."""
+    if isinstance(x, ATuple):
+        return ATuple(zeros_abstract(e) for e in x.elements)
+    if isinstance(x, AArray):
+        return x
+    if isinstance(x, AScalar):
+        if x.dtype == "bool":
+            return AScalar("bool", False)
+        if "int" in x.dtype:
+            return AScalar("int64", 0)
+        return AScalar("float64", 0.0)
+    if isinstance(x, (AConstant, ASlice)):
+        return x
+    return AEnv({})  # functions and environments
+
+
+rule(P.zeros_like)(zeros_abstract)
+
+
+@rule(P.ones_like, fold=True)
+def infer_ones_like(x):
+    if isinstance(x, AArray):
+        return x
+    if isinstance(x, AScalar):
+        return AScalar(x.dtype)
+    raise MyiaTypeError(f"ones_like of {x}")
+
+
+@rule(P.grad_seed)
+def infer_grad_seed(out):
+    if isinstance(out, AScalar) and out.dtype in ("float64", "float32", "float16"):
+        return AScalar(out.dtype, 1.0 if out.dtype == "float64" else np.dtype(out.dtype).type(1))
+    if isinstance(out, AArray) and out.ndim == 0 and "float" in out.dtype:
+        return AScalar(out.dtype, np.dtype(out.dtype).type(1))
+    if isinstance(out, AArray):
+        what = f"an array of shape {fmt_shape(out.shape)}"
+    elif isinstance(out, AScalar):
+        what = "a bool" if out.dtype == "bool" else "an integer"
+    elif isinstance(out, ATuple):
+        what = f"a tuple {out}"
+    else:
+        what = str(out)
+    raise MyiaGradError(
+        f"grad needs a function that returns a float scalar, but it returned {what}",
+        hint="use myia.vjp for a function with a non-scalar output, or reduce it "
+             "(np.sum) to a scalar first")
+
+
+def gadd_abstract(x, y):
+    """The abstract of gadd(x, y): sensitivities of one structure."""
+    if isinstance(x, AConstant):
+        return y if x.value is None else x
+    if isinstance(y, AConstant) and y.value is None:
+        return x
+    if isinstance(x, ASlice):
+        return x
+    if isinstance(x, ATuple) and isinstance(y, ATuple) and len(x) == len(y):
+        return ATuple(gadd_abstract(a, b) for a, b in zip(x.elements, y.elements))
+    if isinstance(x, AEnv) and isinstance(y, AEnv):
+        return _env_add(x, y)
+    if _is_numeric(x) and _is_numeric(y):
+        return _elementwise(P.add, x, y)
+    raise MyiaTypeError(f"cannot add sensitivities of types {x} and {y}")
+
+
+def _env_add(a, b):
+    if a.entries is None or b.entries is None:
+        return ENV_ANY
+    entries = dict(a.entries)
+    try:
+        for k, v in b.entries.items():
+            entries[k] = gadd_abstract(entries[k], v) if k in entries else v
+    except MyiaTypeError:
+        return ENV_ANY  # (see join)
+    return AEnv(entries)
+
+
+@rule(P.gadd, fold=True)
+def infer_gadd(x, y):
+    return gadd_abstract(x, y)
+
+
+@rule(P.env_new)
+def infer_env_new():
+    return AEnv({})
+
+
+def _check_env(env, key, what):
+    if not isinstance(env, AEnv):
+        raise MyiaTypeError(f"{what} expects an environment, got {env}")
+    if not (isinstance(key, AConstant) and isinstance(key.value, EnvKey)):
+        raise MyiaTypeError(f"{what} expects a constant key, got {key}")
+
+
+@rule(P.env_setitem)
+def infer_env_setitem(env, key, value):
+    _check_env(env, key, "env_setitem")
+    if env.entries is None:
+        return env
+    return AEnv({**env.entries, key.value: value})
+
+
+@rule(P.env_getitem)
+def infer_env_getitem(env, key, default):
+    _check_env(env, key, "env_getitem")
+    if env.entries is None:
+        return _any_like(default)
+    entry = env.entries.get(key.value)
+    if entry is None:
+        return default
+    try:
+        return join(entry, default)
+    except TypeMismatch:
+        return entry
+
+
+def _any_like(a):
+    """Any value of `a`'s type (what an environment of unknown contents may hold)."""
+    if isinstance(a, AEnv):
+        return ENV_ANY
+    if isinstance(a, ATuple):
+        return ATuple(_any_like(e) for e in a.elements)
+    return broaden(a)
+
+
+@rule(P.env_add)
+def infer_env_add(a, b):
+    if not (isinstance(a, AEnv) and isinstance(b, AEnv)):
+        raise MyiaTypeError(f"env_add expects two environments, got {a} and {b}")
+    return _env_add(a, b)
+
+
+@rule(P.J)
+def infer_J(x):
+    """J of data is the data (function values are handled by the engine)."""
+    if isinstance(x, ATuple):
+        return ATuple(infer_J(e) for e in x.elements)
+    if isinstance(x, AFunction):
+        raise AssertionError("J of a function value is inferred by the engine")
+    return x
+
+
+@rule(P.Jinv)
+def infer_Jinv(x):
+    if isinstance(x, AFunction):
+        raise MyiaTypeError("Jinv of a function value is not supported")
+    if isinstance(x, ATuple):
+        return ATuple(infer_Jinv(e) for e in x.elements)
+    return x
+
+
+__all__ = ["EFFECTS", "FOLDABLE", "RULES", "broadcast_shapes", "fmt_shape",
+           "infer_primitive", "zeros_abstract", "ANY"]

@@ -1,0 +1,373 @@
+"""Specialization: one monomorphic, typed copy of each graph per inferred context.
+
+`specialize(graph, arg_abstracts)` runs inference, then builds a new graph for each
+live context (reached from the root), every node carrying its `.abstract`:
+
+- a call whose callee is one known graph calls that graph's copy for the callee
+  context directly (a Constant of the copy); the defaults of missing arguments are
+  filled in;
+- a graph used as a value (a closure stored, passed, returned, a branch chosen at
+  run time) becomes the copy for its context: the single context of that closure
+  value (see "monovariant" in myia.infer.infer), or its only context;
+- a node whose value is a known constant becomes a Constant (constant propagation),
+  except parameters and anything that depends on an effect (`assert`) or on a call
+  that may have one; `switch` on a known condition becomes the chosen input;
+- a `grad` macro call becomes a call of the expanded graph's copy; J of a known
+  function becomes the constant of the J graph's copy (J of a closure whose captured
+  values are visible becomes a call of `lift_closure`'s copy); J of data is the data;
+- where paths meet with different number types (int64 joined with float64), the
+  value is converted (`to_float`/`astype`) so that it has the joined type.
+
+Fallbacks, explicit: a closure that is used as a value but never called during
+inference (e.g. the backpropagator that `myia.vjp` returns to Python) has no typed
+copy; it is copied without types (`flags["untyped"] = True`), closing over the
+specialized graphs.  J of a closure made elsewhere (grad of a closure received as an
+argument, inside subset code) stays a `J` node that the VM computes at run time.
+
+Environment keys (EnvKey) are kept as they are: the same key must be used where a
+sensitivity is stored and where it is read, across contexts.
+"""
+
+from collections import defaultdict
+
+from ..ir import Apply, Constant, EnvKey, Graph, Node, Parameter
+from ..ir.clone import _copy_graphs, _new_graph
+from ..prim import Primitive
+from ..prim import ops as P
+from .abstract import (
+    BOTTOM, NOT_CONSTANT, AArray, AConstant, AFunction, AScalar, ATuple, GraphFunction,
+    MacroFunction, PrimitiveFunction, constant_value,
+)
+from .infer import Context, JRecord, _targets, direct_call, infer_graph
+from .rules import EFFECTS
+
+
+def specialize(graph, arg_abstracts):
+    """The specialized copy of `graph` for arguments of the given abstracts."""
+    _, result = infer_graph(graph, arg_abstracts)
+    return Specializer(result).run()
+
+
+class Specializer:
+    def __init__(self, result):
+        self.result = result
+        self.inf = result.inferrer
+        self.live = result.contexts
+        self.live_set = set(self.live)
+        self.graphs = {}
+        self.repl = {}
+        self.tainted = {}
+        self.fallbacks = {}
+        self.pending_fallbacks = []
+
+    # ---- driver -------------------------------------------------------------------
+
+    def run(self):
+        for ctx in self.live:
+            g = ctx.graph
+            ng = _new_graph(g)
+            m = self.repl[ctx] = {}
+            for p, a in zip(g.parameters, ctx.args):
+                np_ = ng.add_parameter(p.name, p.loc)
+                np_.abstract = a
+                np_.primal = p.primal
+                m[p] = np_
+            self.graphs[ctx] = ng
+        self.effectful = self._effectful_contexts()
+        for ctx in sorted(self.live, key=_depth):
+            self.fill(ctx)
+        while self.pending_fallbacks:
+            self._fill_fallback(*self.pending_fallbacks.pop())
+        return self.graphs[self.result.root]
+
+    def _effectful_contexts(self):
+        """The contexts that may run an `assert` (themselves or through calls)."""
+        callers = defaultdict(set)
+        eff = set()
+        for ctx in self.live:
+            for node in self.inf.infos[ctx.graph].nodes:
+                if ctx not in eff and self._node_effect(ctx, node, ()):
+                    eff.add(ctx)
+                for _, target in ctx.calls.get(node, ()):
+                    for t in _targets(target):
+                        callers[t].add(ctx)
+        todo = list(eff)
+        while todo:
+            for c in callers[todo.pop()]:
+                if c not in eff:
+                    eff.add(c)
+                    todo.append(c)
+        return eff
+
+    def _node_effect(self, ctx, node, eff):
+        fn = node.inputs[0]
+        if isinstance(fn, Constant) and isinstance(fn.value, Primitive) \
+                and fn.value in EFFECTS:
+            return True
+        for opt, target in ctx.calls.get(node, ()):
+            if isinstance(opt, PrimitiveFunction) and opt.prim in EFFECTS:
+                return True
+            if isinstance(target, Context) and target in eff:
+                return True
+            if isinstance(target, JRecord):
+                for kind, t in target.parts.values():
+                    if kind == "lift" and t in eff:
+                        return True
+        return False
+
+    # ---- one context ----------------------------------------------------------------
+
+    def fill(self, ctx):
+        g = ctx.graph
+        ng = self.graphs[ctx]
+        m = self.repl[ctx]
+        tainted = self.tainted[ctx] = set()
+        for node in self.inf.infos[g].nodes:
+            a = ctx.values.get(node, BOTTOM)
+            if a is BOTTOM:
+                a = None
+            taint = self._node_effect(ctx, node, self.effectful) or any(
+                self._is_tainted(ctx, i) for i in node.inputs)
+            if taint:
+                tainted.add(node)
+            elif a is not None:
+                c = _constant_for(a)
+                if c is not None:
+                    c.loc = node.loc
+                    m[node] = c
+                    continue
+            new = self.build(ctx, node, a)
+            if isinstance(new, Node) and new.graph is ng and new.abstract is None:
+                new.abstract = a
+            m[node] = new
+        ng.output = self.input(ctx, g.output)
+
+    def _is_tainted(self, ctx, node):
+        if isinstance(node, Constant) or node.graph is None:
+            return False
+        owner = ctx if node.graph is ctx.graph else ctx.ancestor(node.graph)
+        return node in self.tainted.get(owner, ())
+
+    def input(self, ctx, node):
+        """The node standing for `node` (an input in `ctx`) in the specialized graphs."""
+        if isinstance(node, Constant):
+            v = node.value
+            if isinstance(v, Graph):
+                return self.graph_value(ctx, v, node.loc)
+            c = Constant(v, node.loc)
+            c.abstract = self.inf.const_cache.get(node)
+            return c
+        owner = ctx if node.graph is ctx.graph else ctx.ancestor(node.graph)
+        new = self.repl[owner][node]
+        if new.__class__ is Parameter:
+            # a parameter whose value is known: its uses read the constant
+            c = _constant_for(new.abstract)
+            if c is not None:
+                c.loc = node.loc
+                return c
+        return new
+
+    def new_apply(self, ctx, inputs, node, a):
+        new = Apply(self.graphs[ctx], inputs, node.loc, node.name)
+        new.abstract = a
+        new.primal = node.primal
+        return new
+
+    def build(self, ctx, node, a):
+        inputs = node.inputs
+        records = ctx.calls.get(node)
+        fn = inputs[0]
+        # switch on a known condition: the chosen input
+        if isinstance(fn, Constant) and fn.value is P.switch:
+            cond = self.inf.value_of(ctx, inputs[1])
+            if isinstance(cond, AScalar) and cond.known:
+                return self.input(ctx, inputs[2] if cond.value else inputs[3])
+        args = [self.input(ctx, i) for i in inputs[1:]]
+        if not records:
+            return self.new_apply(ctx, [self.input(ctx, fn)] + args, node, a)
+        if len(records) == 1:
+            opt, target = records[0]
+            if isinstance(opt, PrimitiveFunction):
+                if opt.prim is P.J:
+                    return self.build_J(ctx, node, a, target, args)
+                return self.new_apply(ctx, [Constant(opt.prim, fn.loc)] + args, node, a)
+            if isinstance(opt, MacroFunction) and isinstance(target, Context):
+                if len(args) == 1:
+                    args.append(Constant(0, node.loc))
+                return self.new_apply(ctx, [self.graph_constant(target, fn.loc)] + args,
+                                      node, a)
+            if isinstance(opt, GraphFunction) and isinstance(target, Context) \
+                    and direct_call(node, opt):
+                g = target.graph
+                for p in g.parameters[len(args):]:
+                    args.append(Constant(g.defaults[p.name], node.loc))
+                return self.new_apply(ctx, [self.graph_constant(target, fn.loc)] + args,
+                                      node, a)
+            if isinstance(opt, GraphFunction) and isinstance(target, Context):
+                args = [_coerce(self.graphs[ctx], x, t, [s])
+                        for x, t, s in zip(args, target.args, self._arg_abstracts(ctx, node))]
+        new = self.new_apply(ctx, [self.input(ctx, fn)] + args, node, a)
+        sources = [t.result for _, t in records if isinstance(t, Context)]
+        if a is not None and len(records) > 1 and sources:
+            return _coerce(self.graphs[ctx], new, a, sources)
+        return new
+
+    def graph_constant(self, target, loc):
+        """The constant of the specialized graph of the context `target`; its abstract
+        names the function (the graph and the context of its parent)."""
+        c = Constant(self.graphs[target], loc)
+        c.abstract = AFunction([GraphFunction(target.graph, target.parent)])
+        return c
+
+    def _arg_abstracts(self, ctx, node):
+        return [self.inf.value_of(ctx, i) for i in node.inputs[1:]]
+
+    def build_J(self, ctx, node, a, record, args):
+        (x,) = args
+        xa = self.inf.value_of(ctx, node.inputs[1])
+        if not isinstance(xa, (AFunction, ATuple)):
+            return x  # J of data is the data
+        if isinstance(xa, AFunction) and len(record.parts) == 1:
+            (opt, (kind, what)), = record.parts.items()
+            if kind == "graph":
+                return self.graph_value_opt(GraphFunction(what, None), node.loc)
+            if kind == "macro":
+                c = Constant(what, node.loc)
+                c.abstract = a
+                return c
+            if kind == "lift" and self.inf.visible(opt.context, ctx):
+                outer = what.graph
+                captured = []
+                for p in outer.parameters:
+                    pa = self.inf.read_free(opt.context, p.primal)
+                    if isinstance(pa, (AFunction, ATuple)):
+                        captured = None
+                        break
+                    captured.append(self.input(ctx, p.primal))
+                if captured is not None:
+                    return self.new_apply(
+                        ctx, [self.graph_constant(what, node.loc)] + captured, node, a)
+        # J of a closure made elsewhere: the VM computes it at run time
+        return self.new_apply(ctx, [Constant(P.J, node.loc), x], node, a)
+
+    # ---- graphs used as values --------------------------------------------------------
+
+    def graph_value(self, ctx, g, loc):
+        parent = self.inf.infos[g].parent
+        pctx = ctx.ancestor(parent) if parent is not None else None
+        return self.graph_value_opt(GraphFunction(g, pctx), loc)
+
+    def graph_value_opt(self, opt, loc):
+        target = self.inf.shared.get(opt)
+        if target is None or target not in self.live_set:
+            sigs = self.inf.per_key.get((opt.graph, opt.context), {})
+            live = [c for c in sigs.values() if c in self.live_set]
+            target = min(live, key=lambda c: c.id) if live else None
+        if target is not None:
+            return self.graph_constant(target, loc)
+        return Constant(self.fallback(opt), loc)
+
+    def fallback(self, opt):
+        """An untyped copy of a closure that inference never saw called."""
+        key = (opt.graph, opt.context)
+        ng = self.fallbacks.get(key)
+        if ng is None:
+            ng = self.fallbacks[key] = _new_graph(opt.graph)
+            ng.flags["untyped"] = True
+            self.pending_fallbacks.append((opt, ng))
+        return ng
+
+    def _fill_fallback(self, opt, ng):
+        g = opt.graph
+        infos = self.inf.infos
+        fvs = infos[g].free_variables  # (also makes infos know g's nested graphs)
+        scope = infos.scope(g)
+        repl = {g: ng}
+        for h in scope[1:]:
+            repl[h] = _new_graph(h)
+            repl[h].flags["untyped"] = True
+        for v in fvs:
+            anc = opt.context.ancestor(v.graph)
+            repl[v] = self.repl[anc][v]
+        # closures of enclosing graphs used here (a loop header called from a branch):
+        # their specialized (or untyped) copies in the enclosing contexts
+        for h in scope:
+            for inp in [h.output] + [i for n in infos.nodes(h) for i in n.inputs]:
+                v = inp.value if inp.__class__ is Constant else None
+                if v.__class__ is Graph and v not in repl and infos[v].parent is not None:
+                    pctx = opt.context.ancestor(infos[v].parent)
+                    repl[v] = self.graph_value_opt(GraphFunction(v, pctx), None).value
+        _copy_graphs(scope, repl, infos)
+        # keep environment keys pointing at the original nodes (see the module doc)
+        created = {}
+        for h in scope:
+            for n in infos.nodes(h):
+                created[repl[n]] = n
+            for p in h.parameters:
+                created[repl[p]] = p
+        for new in created:
+            if isinstance(new, Apply):
+                for i, inp in enumerate(new.inputs):
+                    if isinstance(inp, Constant) and isinstance(inp.value, EnvKey) \
+                            and inp.value.node in created:
+                        new.inputs[i] = Constant(EnvKey(created[inp.value.node]), inp.loc)
+
+
+def _depth(ctx):
+    d = 0
+    c = ctx.parent
+    while c is not None:
+        d += 1
+        c = c.parent
+    return (d, ctx.id)
+
+
+def _constant_for(a):
+    """A Constant for a node whose abstract is a known value, or None."""
+    if isinstance(a, AScalar):
+        if not a.known:
+            return None
+        c = Constant(a.value)
+    elif isinstance(a, (AConstant, ATuple)):
+        v = constant_value(a)
+        if v is NOT_CONSTANT:
+            return None
+        c = Constant(v)
+    else:
+        return None
+    c.abstract = a
+    return c
+
+
+def _needs_coercion(target, src):
+    if isinstance(target, (AScalar, AArray)):
+        return type(src) is type(target) and src.dtype != target.dtype
+    if isinstance(target, ATuple) and isinstance(src, ATuple) and len(src) == len(target):
+        return any(_needs_coercion(t, s) for t, s in zip(target.elements, src.elements))
+    return False
+
+
+def _coerce(graph, node, target, sources):
+    """`node` converted to `target`'s number types where a source differs."""
+    if not any(_needs_coercion(target, s) for s in sources if s is not BOTTOM):
+        return node
+    if isinstance(target, AScalar):
+        if target.dtype == "float64":
+            out = graph.apply(P.to_float, node, loc=node.loc)
+        else:
+            out = graph.apply(P.astype, node, target.dtype, loc=node.loc)
+    elif isinstance(target, AArray):
+        out = graph.apply(P.astype, node, target.dtype, loc=node.loc)
+    else:
+        items = []
+        for i, t in enumerate(target.elements):
+            item = graph.apply(P.tuple_getitem, node, i, loc=node.loc)
+            item.abstract = t
+            subs = [s.elements[i] for s in sources if isinstance(s, ATuple)]
+            items.append(_coerce(graph, item, t, subs))
+        out = graph.apply(P.make_tuple, *items, loc=node.loc)
+    out.abstract = target
+    return out
+
+
+__all__ = ["Specializer", "specialize"]

@@ -1,0 +1,249 @@
+"""Drawing: a `Scene` (see `myia.viz.trace`) as a `graphviz.Digraph`.
+
+One cluster per graph, side by side (never nested: nested clusters become unreadable);
+solid edges carry data, dashed grey edges free variables from an enclosing graph,
+dashed violet edges with a hollow head go from the node that uses a graph's constant
+(a call, or the closure it makes) to that graph's cluster.  Colours tell the primal
+program (blue), backpropagators (orange), tangent programs (green) and the wrapper
+that `grad` makes (lavender) apart.  Every node's tooltip is its source line and its
+text IR line.
+"""
+
+import html
+
+import graphviz
+
+from ..ir import Graph, Node
+from .trace import trace
+
+FONT = "Helvetica,Arial,sans-serif"
+
+# kind -> (node fill, node border, cluster fill, cluster border, legend text)
+PALETTES = {
+    "primal": ("#dbe8f5", "#5a87b3", "#f5f9fd", "#a8c2dc", "primal"),
+    "bprop": ("#fde2c6", "#c98540", "#fff8f0", "#e6c29c", "backward (bprop)"),
+    "tangent": ("#d9eed3", "#5d9a55", "#f5fbf3", "#b0d3a8", "tangent (forward mode)"),
+    "adjoint": ("#e6e1f3", "#7b6da8", "#f9f8fd", "#c4bcdf", "grad wrapper"),
+}
+HIGHLIGHT = "#d62728"
+# Past these, edges between graphs make `dot` slow (seconds to minutes): see too_big.
+LARGE_ITEMS = 700
+LARGE_FREE_EDGES = 100
+TYPE_COLOR = "#5f6b76"
+FAINT_GRAPH_EDGE = "#cdc6e3"
+EDGE_COLORS = {"data": "#4d4d4d", "free": "#8f8f8f", "graph": "#7b6da8"}
+
+
+def _h(text):
+    return html.escape(text, quote=False)
+
+
+def _plain(text):
+    """A DOT string taken literally (no HTML, no backslash escapes)."""
+    return graphviz.escape(text)
+
+
+def _tooltip(text):
+    """Lines joined by DOT's "\\n" escape, the rest literal."""
+    return graphviz.nohtml("\\n".join(line.replace("\\", "\\\\") for line in text.split("\n")))
+
+
+def _label(text, small=None, bold=False):
+    main = f"<b>{_h(text)}</b>" if bold else _h(text)
+    if small:
+        main += f'<br/><font point-size="9" color="{TYPE_COLOR}">{_h(small)}</font>'
+    return f"<{main}>"
+
+
+def _highlighted(highlight):
+    """The set of Nodes and Graphs to emphasize, and names (str) to match."""
+    if highlight is None:
+        return set(), set()
+    if isinstance(highlight, (Node, Graph, str)):
+        highlight = [highlight]
+    objs, names = set(), set()
+    for h in highlight:
+        (names if isinstance(h, str) else objs).add(h)
+    return objs, names
+
+
+def _graph_of(graph_or_view):
+    if isinstance(graph_or_view, Graph):
+        return graph_or_view
+    graph = getattr(graph_or_view, "graph", None)
+    if isinstance(graph, Graph):
+        return graph
+    raise TypeError(
+        f"myia.viz.render draws a Graph or a myia.ir(...) view, not {type(graph_or_view).__name__}"
+        " (for a Python function f, use myia.ir(f).render())")
+
+
+def render(graph_or_view, *, title=None, show_types=True, compact=True, highlight=None,
+           cross_edges=None, library=None):
+    """Draw a graph and every graph it reaches: a `graphviz.Digraph`.
+
+    graph_or_view: a `Graph` or what `myia.ir(...)` returns.
+    title: a line above the drawing.
+    show_types: write each node's inferred type under its name (once inference ran).
+    compact: fold constants into their user's label (`mul(·, 2.0)`); otherwise each
+      use of a constant is a small node of its own.
+    highlight: nodes or graphs (or names, as in the text IR or the user's code) to
+      emphasize with a red border.
+    cross_edges: draw the dashed edges between graphs (free variables, graph
+      constants); without them, each free variable is a small dashed node, named
+      after it, inside each graph that uses it, and calls name the graph they call.
+    library: draw the library's graphs (primitives' rules) the program uses.
+    Graphviz's layout time grows quickly with size and with long edges between
+    graphs: by default (None for both), a drawing too big to lay out in about a
+    second goes without edges between graphs and without the library's graphs.
+    """
+    graph = _graph_of(graph_or_view)
+    scene = trace(graph, compact=compact)
+    big = too_big(scene)
+    cross_edges = not big if cross_edges is None else cross_edges
+    library = not big if library is None else library
+    notes = []
+    if not library:
+        notes.append("the library's graphs are left out")
+    if not cross_edges:
+        notes.append("free variables are drawn by name inside each graph that uses them, "
+                     "and calls name the graph they call")
+    if notes:
+        scene = trace(graph, compact=compact, cross_edges=cross_edges, library=library)
+    note = ("a large drawing: " if big else "") + "; ".join(notes) if notes else None
+    return draw(scene, title=title, show_types=show_types, highlight=highlight,
+                name=graph.name, note=note)
+
+
+def too_big(scene):
+    """Whether Graphviz would take too long over the edges between graphs."""
+    free = sum(e.kind == "free" for e in scene.edges)
+    return len(scene.items) > LARGE_ITEMS or free > LARGE_FREE_EDGES
+
+
+def draw(scene, *, title=None, show_types=True, highlight=None, name="myia", note=None):
+    """The Digraph of a Scene (see `render`); `note`: a small line under the title."""
+    paint = _Painter(scene, show_types, highlight)
+    dot = graphviz.Digraph(name=_plain(name))
+    dot.attr(
+        compound="true", newrank="true", rankdir="TB", nodesep="0.25", ranksep="0.3",
+        fontname=FONT, fontsize="11",
+    )
+    if scene.clusters:
+        dot.attr(id="myia_" + scene.clusters[0].id[len("cluster_"):])
+    label = _graph_label(title, note, scene.kinds())
+    if label:
+        dot.attr(label=label, labelloc="t", labeljust="l")
+    dot.attr("node", fontname=FONT, fontsize="11", height="0.3", margin="0.08,0.03")
+    dot.attr("edge", fontname=FONT, fontsize="8", fontcolor="#777777", arrowsize="0.6",
+             penwidth="0.9")
+    for c in scene.clusters:
+        with dot.subgraph(name=c.id) as sub:
+            paint.cluster(sub, c)
+    seen = {}
+    for e in scene.edges:
+        key = f"{e.src}--{e.dst}"
+        seen[key] = k = seen.get(key, 0) + 1
+        dot.edge(e.src, e.dst, **paint.edge(e, key if k == 1 else f"{key}-{k}"))
+    return dot
+
+
+class _Painter:
+    """The Graphviz attributes of clusters, nodes and edges."""
+
+    def __init__(self, scene, show_types, highlight):
+        self.scene = scene
+        self.show_types = show_types
+        self.objs, self.names = _highlighted(highlight)
+
+    def highlighted(self, obj):
+        """Given itself, or its name in the user's code (`a`, `g`) or in the text IR
+        (`%a.2`, `@g`)."""
+        if obj is None:
+            return False
+        if obj in self.objs:
+            return True
+        return bool(self.names) and (
+            obj.name in self.names or self.scene.ir_names.get(obj) in self.names)
+
+    def cluster(self, sub, c):
+        cfill, cborder = PALETTES[c.kind][2:4]
+        style = "rounded,filled,dashed" if c.core else "rounded,filled"
+        attrs = {"label": _cluster_label(c), "style": style,
+                 "fillcolor": cfill, "color": cborder, "fontcolor": "#333333",
+                 "tooltip": _tooltip(c.tooltip), "id": c.id, "margin": "10"}
+        if self.highlighted(c.graph):
+            attrs.update(color=HIGHLIGHT, penwidth="2")
+        sub.attr(**attrs)
+        params = [it for it in c.items if it.role == "parameter"]
+        if params:  # the inputs on one line, at the top
+            with sub.subgraph() as row:
+                row.attr(rank="same")
+                for it in params:
+                    row.node(it.id, **self.node(it, c))
+        for it in c.items:
+            if it.role != "parameter":
+                sub.node(it.id, **self.node(it, c))
+
+    def node(self, item, c):
+        fill, border = PALETTES[item.kind or c.kind][:2]
+        typ = item.type if self.show_types else None
+        small = " : ".join(t for t in (item.var, typ) if t) or None
+        attrs = {"id": item.id, "tooltip": _tooltip(item.tooltip), "color": border,
+                 "label": _label(item.label, small, bold=item.role == "parameter")}
+        if item.role == "apply":
+            attrs.update(shape="box", style="rounded,filled", fillcolor=fill)
+        elif item.role == "parameter":
+            attrs.update(shape="invhouse", style="filled", fillcolor=fill)
+        elif item.role == "free":  # a free variable by name (no edges between graphs)
+            attrs.update(shape="box", style="rounded,filled,dashed", fillcolor=fill, fontsize="10")
+        elif item.role == "return":
+            attrs.update(shape="box", style="rounded,filled,bold", fillcolor="white")
+        else:  # a constant of its own (compact=False)
+            attrs.update(shape="plaintext", fontsize="9", fontcolor="#555555", height="0.2")
+        if self.highlighted(item.node):
+            attrs.update(color=HIGHLIGHT, penwidth="2.5")
+        return attrs
+
+    def edge(self, e, id):
+        attrs = {"id": id, "color": EDGE_COLORS[e.kind]}
+        if e.label:
+            attrs["label"] = _plain(e.label)
+        if e.kind == "free":
+            attrs["style"] = "dashed"
+        elif e.kind == "graph":
+            # never ranks the layout: calls go up (recursion) as often as down
+            attrs.update(style="dashed", arrowhead="empty", constraint="false")
+            if e.lhead:
+                attrs["lhead"] = e.lhead
+                if self.scene.cluster(e.lhead).core:  # a call of library code: recede
+                    attrs.update(color=FAINT_GRAPH_EDGE, penwidth="0.6")
+        return attrs
+
+
+def _cluster_label(c):
+    params = ", ".join(_h(p) for p in c.params)
+    text = f"<b>{_h(c.name)}</b>({params})"
+    if c.core:
+        text += '  <font point-size="8" color="#888888"><i>library</i></font>'
+    return f"<{text}>"
+
+
+def _graph_label(title, note, kinds):
+    rows = []
+    if title:
+        rows.append(f'<font point-size="14"><b>{_h(title)}</b></font>')
+    if note:
+        rows.append(f'<font point-size="9" color="#777777">{_h(note)}</font>')
+    if len(kinds) > 1:
+        cells = "".join(
+            f'<td bgcolor="{PALETTES[k][0]}" border="1" color="{PALETTES[k][1]}">'
+            f'<font point-size="9">{_h(PALETTES[k][4])}</font></td>'
+            for k in PALETTES if k in kinds)
+        rows.append(f'<table border="0" cellspacing="4" cellpadding="2"><tr>{cells}</tr></table>')
+    if not rows:
+        return None
+    if len(rows) == 1:
+        return f"<{rows[0]}>"
+    body = "".join(f'<tr><td align="left">{r}</td></tr>' for r in rows)
+    return f'<<table border="0" cellspacing="0" cellpadding="0">{body}</table>>'

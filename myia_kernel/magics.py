@@ -1,0 +1,607 @@
+"""The magics: one function per magic, whose docstring is what `%help magic` shows.
+
+A line magic is `fn(session, line)`, a cell magic `fn(session, line, body, number)`;
+both may return a value (the cell's result when the magic is the cell's last item).
+They write through `session.print` / `session.display`, and raise `UsageError` for a
+wrong call.
+"""
+
+import inspect
+import math
+import re
+import time
+
+import numpy as np
+
+import myia
+from myia.errors import MyiaBackendError, MyiaError
+
+LINE_MAGICS = {}
+CELL_MAGICS = {}
+ARG_COMPLETIONS = {}  # magic -> fn(session, first argument or None) -> options
+
+
+def line_magic(name):
+    def register(fn):
+        LINE_MAGICS[name] = fn
+        return fn
+    return register
+
+
+def cell_magic(name):
+    def register(fn):
+        CELL_MAGICS[name] = fn
+        return fn
+    return register
+
+
+def _usage(msg):
+    from .session import UsageError
+
+    return UsageError(msg)
+
+
+def split_args(line):
+    """Split a magic's arguments on spaces outside brackets and strings."""
+    parts, depth, cur, quote = [], 0, "", None
+    for ch in line:
+        if quote:
+            cur += ch
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch.isspace() and depth == 0:
+            if cur:
+                parts.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    if cur:
+        parts.append(cur)
+    return parts
+
+
+def magic_help(name):
+    fn = LINE_MAGICS.get(name) or CELL_MAGICS.get(name)
+    if fn is None:
+        return None
+    return inspect.cleandoc(fn.__doc__ or "(no documentation)")
+
+
+def _stages():
+    from myia.pipeline import STAGES
+
+    return tuple(STAGES)
+
+
+def _function(session, text, magic):
+    fn = session.eval_python(text)
+    if not callable(fn):
+        raise _usage(f"%{magic}: `{text}` is not a function (its type is {type(fn).__name__})")
+    return fn
+
+
+def _ir(fn, args, stage):
+    return myia.ir(fn, *args, stage=stage)
+
+
+def _needs_args(fn):
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.default is inspect.Parameter.empty for p in params)
+
+
+def _best_view(fn, args):
+    """(IRView, stage, note): the program at the most advanced stage the pipeline has
+    and can make: "optimized", then "typed" (both need example arguments), "parsed"."""
+    stages = _stages()
+    wanted = ("optimized", "typed", "parsed") if args else ("optimized", "parsed")
+    notes = []
+    for stage in wanted:
+        if stage not in stages:
+            notes.append(f"the pipeline has no {stage!r} stage yet")
+        elif stage != "parsed" and not args and _needs_args(fn):
+            notes.append(f"give example arguments to see the {stage} program")
+        else:
+            return _ir(fn, args, stage), stage, "; ".join(notes)
+    raise _usage("no stage of the pipeline can show this program")  # pragma: no cover
+
+
+# ---- the magics ----------------------------------------------------------------------
+
+
+@line_magic("lsmagic")
+def magic_lsmagic(session, line):
+    """%lsmagic: list the magics."""
+    session.print("Line magics:\n  " + "  ".join("%" + n for n in sorted(LINE_MAGICS))
+                  + "\nCell magics:\n  " + "  ".join("%%" + n for n in sorted(CELL_MAGICS))
+                  + "\n\n%help MAGIC tells more about one of them.")
+
+
+@line_magic("help")
+def magic_help_cmd(session, line):
+    """%help [magic]: how the session works, or what a magic does.
+
+    %help           an overview and the list of magics
+    %help grad      the documentation of %grad (also: `%grad?`)
+    """
+    name = line.strip().lstrip("%")
+    if name:
+        text = magic_help(name)
+        if text is None:
+            raise _usage(f"there is no magic `%{name}`; %lsmagic lists them")
+        session.print(text)
+        return
+    rows = []
+    for table in (LINE_MAGICS, CELL_MAGICS):
+        for n in sorted(table):
+            first = inspect.cleandoc(table[n].__doc__ or "").split("\n")[0]
+            rows.append("  " + first)
+    session.print(
+        "A Myia session: cells hold functions written in a subset of Python.\n"
+        "  def f(x): ...       joins the session (checked now: errors show at once)\n"
+        "  f(2.0)              compiled and run; the last expression is the result\n"
+        "  y = f(2.0)          the same, and y joins the session\n"
+        "  grad(f)(2.0)        derivatives: grad, value_and_grad, jvp, vjp, hessian\n"
+        "  f?                  help on a name\n"
+        "Already there: np, math, grad, value_and_grad, jvp, vjp, hessian.\n\n"
+        "Magics:\n" + "\n".join(rows))
+
+
+@line_magic("grad")
+def magic_grad(session, line):
+    """%grad f [argnums] [example args]: draw f and its derivative program.
+
+    Shows the primal program of f, then its adjoint (the program `grad(f)`: a forward
+    sweep that keeps backpropagators, then the backward sweep), optimized when the
+    pipeline has an optimizer stage, and the ratio of their operation counts.
+
+    %grad f                 derivative with respect to the first argument
+    %grad f 1               ... with respect to the second one
+    %grad f (0, 1)          ... to both (a tuple of gradients)
+    %grad f 0 2.0 3.0       with example arguments (for the typed/optimized stages)
+    """
+    tokens = split_args(line)
+    if not tokens:
+        raise _usage("%grad needs a function: %grad f [argnums] [example args]")
+    fn = _function(session, tokens[0], "grad")
+    rest = [session.eval_python(t) for t in tokens[1:]]
+    argnums = 0
+    if rest and _is_argnums(rest[0]):
+        argnums = rest.pop(0)
+    args = tuple(rest)
+    name = tokens[0]
+    primal, p_stage, _ = _best_view(fn, args)
+    adjoint, a_stage, note = _best_view(myia.grad(fn, argnums), args)
+    p_ops, a_ops = primal.op_count(), adjoint.op_count()
+    session.print(f"primal {name}: {p_ops} primitive operations ({p_stage})")
+    session.display(session.bundle(primal))
+    what = f"grad({name}" + (f", argnums={argnums!r}" if argnums != 0 else "") + ")"
+    session.print(f"adjoint {what}: {a_ops} primitive operations ({a_stage}"
+                  + (f"; {note}" if note else "") + ")")
+    session.display(session.bundle(adjoint))
+    ratio = f"{a_ops / p_ops:.1f}x" if p_ops else "n/a (the primal has no operations)"
+    session.print(f"adjoint/primal operations: {a_ops}/{p_ops} = {ratio}")
+
+
+def _is_argnums(v):
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return True
+    return isinstance(v, tuple) and v != () and all(
+        isinstance(a, int) and not isinstance(a, bool) for a in v)
+
+
+@line_magic("ir")
+def magic_ir(session, line):
+    """%ir f [stage] [example args] | %ir f --passes: the program f, drawn and as text.
+
+    stage: parsed (default), typed or optimized: the stages the pipeline has (the
+    typed and optimized ones need example arguments to specialize f).
+
+    %ir f                     the parsed program
+    %ir f optimized 2.0       f optimized for a float argument
+    %ir grad(f)               the derivative program (any function value works)
+    %ir f --passes 2.0        the optimizer's pass log, and the program before/after
+    """
+    tokens = split_args(line)
+    if not tokens:
+        raise _usage("%ir needs a function: %ir f [stage] [example args]")
+    passes = "--passes" in tokens
+    tokens = [t for t in tokens if t != "--passes"]
+    fn = _function(session, tokens[0], "ir")
+    stages = _stages()
+    known = ("parsed", "typed", "optimized") + stages
+    stage = None
+    if len(tokens) > 1 and tokens[1] in known:
+        stage = tokens[1]
+        tokens.pop(1)
+    args = tuple(session.eval_python(t) for t in tokens[1:])
+    name = tokens[0]
+    if passes:
+        return _show_passes(session, fn, name, args)
+    stage = stage or "parsed"
+    if stage not in stages:
+        raise _usage(f"the {stage!r} stage is not in the pipeline yet; the stages it has "
+                     f"are: {', '.join(stages)}")
+    if stage != "parsed" and not args and _needs_args(fn):
+        raise _usage(f"the {stage!r} stage specializes {name} for the types of its "
+                     f"arguments: give example arguments, e.g. `%ir {name} {stage} 2.0`")
+    view = _ir(fn, args, stage)
+    session.print(f"{name}: {view.op_count()} primitive operations ({stage})")
+    session.display(session.bundle(view))
+
+
+def _pass_log(view):
+    """The optimizer's pass log of an optimized IRView, under the names a pipeline may
+    give it (`pass_log`, `log`, `passes`; an attribute or a method), or None."""
+    for attr in ("pass_log", "log", "passes"):
+        log = getattr(view, attr, None)
+        if callable(log):
+            try:
+                log = log()
+            except TypeError:
+                log = None
+        if log is not None:
+            return log
+    return None
+
+
+def _show_passes(session, fn, name, args):
+    stages = _stages()
+    if "optimized" not in stages:
+        session.print(
+            f"%ir --passes: there is no pass log to show: this pipeline has no "
+            f"'optimized' stage yet (its stages: {', '.join(stages)}).  Nothing was "
+            f"optimized; `%ir {name}` shows the parsed program.")
+        return
+    if not args and _needs_args(fn):
+        raise _usage(f"the optimizer works on {name} specialized for argument types: give "
+                     f"example arguments, e.g. `%ir {name} --passes 2.0`")
+    after = _ir(fn, args, "optimized")
+    log = _pass_log(after)
+    if log is None:
+        session.print("%ir --passes: the pipeline's optimized stage does not expose a "
+                      "pass log; showing the program before and after optimization only.")
+    else:
+        session.print(f"pass log of {name}:\n{log}")
+    first = "typed" if "typed" in stages else "parsed"
+    before = _ir(fn, args, first)
+    session.print(f"before: {before.op_count()} primitive operations ({first})")
+    session.display(session.bundle(before))
+    session.print(f"after: {after.op_count()} primitive operations (optimized)")
+    session.display(session.bundle(after))
+
+
+BACKENDS = ("vm", "llvm", "cupy")
+
+
+def backend_status(name):
+    """None if the backend can run here, else why not."""
+    import importlib
+
+    if name not in BACKENDS:
+        return f"there is no backend {name!r} (choose one of {', '.join(BACKENDS)})"
+    if name == "vm":
+        return None
+    try:
+        importlib.import_module(f"myia.backend.{name}")
+    except ImportError as e:
+        if getattr(e, "name", "") == f"myia.backend.{name}":
+            return f"the {name} backend is not part of this build of Myia yet"
+        return f"the {name} backend cannot load: {e}"
+    if name == "cupy":
+        try:
+            import cupy
+
+            if not cupy.cuda.is_available():
+                return "CuPy finds no CUDA device on this machine"
+        except Exception as e:  # noqa: BLE001
+            return f"CuPy is not usable here: {e}"
+    return None
+
+
+@line_magic("backend")
+def magic_backend(session, line):
+    """%backend [vm|llvm|cupy]: show or choose the backend that runs compiled code.
+
+    vm: the reference interpreter (NumPy); llvm: native code through LLVM; cupy: the
+    GPU.  A backend that cannot run here is refused with the reason.
+    """
+    name = line.strip()
+    if not name:
+        rows = []
+        for b in BACKENDS:
+            why = backend_status(b)
+            mark = "*" if b == session.backend else " "
+            state = "available" if why is None else f"unavailable: {why}"
+            rows.append(f" {mark} {b:<5} {state}")
+        session.print("backends (* = current):\n" + "\n".join(rows))
+        return
+    why = backend_status(name)
+    if why is not None:
+        raise MyiaBackendError(f"cannot use the backend {name!r}: {why}",
+                               hint=f"stay on {session.backend!r}, or `%backend vm`")
+    session.backend = name
+    session._compiled.clear()
+    session.print(f"backend: {name}")
+
+
+def format_time(timespan, precision=3):
+    """IPython's format of a duration: 1.23 ms, 456 µs, 1min 2s."""
+    if timespan >= 60.0:
+        parts = [("d", 60 * 60 * 24), ("h", 60 * 60), ("min", 60), ("s", 1)]
+        out = []
+        leftover = timespan
+        for suffix, length in parts:
+            value = int(leftover / length)
+            if value > 0:
+                leftover = leftover % length
+                out.append(f"{value}{suffix}")
+            if leftover < 1:
+                break
+        return " ".join(out)
+    units = ["s", "ms", "\xb5s", "ns"]
+    scaling = [1, 1e3, 1e6, 1e9]
+    order = min(-int(math.floor(math.log10(timespan)) // 3), 3) if timespan > 0.0 else 3
+    return "%.*g %s" % (precision, timespan * scaling[order], units[order])
+
+
+@line_magic("time")
+def magic_time(session, line):
+    """%time expr: run a subset expression once and say how long it took.
+
+    The time includes compiling the expression for its argument types (the first run of
+    a new signature); %timeit measures the compiled code alone.
+    """
+    if not line.strip():
+        raise _usage("%time needs an expression: %time f(2.0)")
+    wrapper, node = session.wrap_expression(line)
+    t_os = _os_times()
+    t0 = time.perf_counter()
+    value = session._evaluate(wrapper, node)
+    wall = time.perf_counter() - t0
+    t_os2 = _os_times()
+    user, sys_ = t_os2[0] - t_os[0], t_os2[1] - t_os[1]
+    session.print(f"CPU times: user {format_time(user)}, sys: {format_time(sys_)}, "
+                  f"total: {format_time(user + sys_)}\nWall time: {format_time(wall)}")
+    return value
+
+
+def _os_times():
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime, r.ru_stime
+
+
+@line_magic("timeit")
+def magic_timeit(session, line):
+    """%timeit [-n N] [-r R] expr: time a subset expression, IPython's way.
+
+    Compiles the expression first (not timed), then runs R rounds (default 7) of N
+    calls (default: enough for 0.2 s a round) and prints the mean and standard
+    deviation per call, e.g.
+        1.23 µs ± 45.6 ns per loop (mean ± std. dev. of 7 runs, 100,000 loops each)
+    """
+    m = re.match(r"^((?:\s*-[nr]\s*\d+)*)\s*(.*)$", line)
+    opts, expr = m.group(1), m.group(2)
+    number = repeat = None
+    for flag, val in re.findall(r"-([nr])\s*(\d+)", opts):
+        if flag == "n":
+            number = int(val)
+        else:
+            repeat = int(val)
+    if not expr.strip():
+        raise _usage("%timeit needs an expression: %timeit [-n N] [-r R] f(2.0)")
+    repeat = repeat or 7
+    wrapper, node = session.wrap_expression(expr)
+    if session._uses_host_transforms(node):
+        call = wrapper
+    else:
+        call = myia.compile(wrapper, backend=session.backend)
+    call()  # compile (and warm up): not timed
+
+    def timed(n):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            call()
+        return time.perf_counter() - t0
+
+    if number is None:
+        number = 1
+        for k in range(10):
+            for mult in (1, 2, 5):
+                number = mult * 10 ** k
+                if timed(number) >= 0.2:
+                    break
+            else:
+                continue
+            break
+    runs = [timed(number) / number for _ in range(repeat)]
+    mean = float(np.mean(runs))
+    std = float(np.std(runs))
+    session.print(
+        f"{format_time(mean)} \xb1 {format_time(std)} per loop (mean \xb1 std. dev. of "
+        f"{repeat} run{'s' if repeat != 1 else ''}, {number:,} loop"
+        f"{'s' if number != 1 else ''} each)")
+
+
+@line_magic("type")
+def magic_type(session, line):
+    """%type expr: the type of a subset expression.
+
+    The type inferred by the compiler when the pipeline has a typed stage; otherwise
+    the type of the value the expression computes (said so).
+    """
+    if not line.strip():
+        raise _usage("%type needs an expression: %type f(2.0)")
+    wrapper, node = session.wrap_expression(line)
+    inferred = _inferred_type(wrapper)
+    if inferred is not None:
+        session.print(f"{inferred}")
+        return
+    from .display import describe_type
+
+    value = session._evaluate(wrapper, node)
+    why = "" if "typed" in _stages() else ": this pipeline has no type inference stage yet"
+    session.print(f"{describe_type(value)}    (the type of the value{why})")
+
+
+def _inferred_type(wrapper):
+    if "typed" not in _stages():
+        return None
+    try:
+        view = myia.ir(wrapper, stage="typed")
+    except MyiaError:
+        raise
+    out = view.graph.output
+    for attr in ("abstract", "type"):
+        t = getattr(out, attr, None)
+        if t is not None:
+            return t
+    return None
+
+
+@line_magic("who")
+def magic_who(session, line):
+    """%who: the names your cells defined (functions and values)."""
+    from .display import describe_type
+
+    names = session.user_names()
+    if not names:
+        session.print("Interactive namespace is empty.")
+        return
+    fns, values = [], []
+    for n in names:
+        v = session.namespace[n]
+        if callable(v) and not isinstance(v, (type, np.ndarray)):
+            fns.append(n)
+        else:
+            values.append(f"{n}: {describe_type(v)}")
+    rows = []
+    if fns:
+        rows.append("functions: " + ", ".join(fns))
+    if values:
+        rows.append("values:    " + "\n           ".join(values))
+    session.print("\n".join(rows))
+
+
+@line_magic("plot")
+def magic_plot(session, line):
+    """%plot f [g ...] lo hi: plot functions of one float over [lo, hi].
+
+    %plot f grad(f) grad(grad(f)) -3 3     a function and its first two derivatives
+
+    Each function is compiled on the session's backend and called at 200 points.
+    """
+    tokens = split_args(line)
+    if len(tokens) < 3:
+        raise _usage("%plot needs functions and an interval: %plot f grad(f) -3 3")
+    try:
+        lo, hi = float(session.eval_python(tokens[-2])), float(session.eval_python(tokens[-1]))
+    except (TypeError, ValueError):
+        raise _usage(f"%plot: the interval must be two numbers, got {tokens[-2]} "
+                     f"{tokens[-1]}") from None
+    if not lo < hi:
+        raise _usage(f"%plot: the interval [{lo}, {hi}] is empty")
+    xs = np.linspace(lo, hi, 200)
+    curves = []
+    for text in tokens[:-2]:
+        fn = _function(session, text, "plot")
+        compiled = session.compiled(fn) if _compilable(fn) else fn
+        ys = np.array([float(compiled(float(x))) for x in xs])
+        curves.append((text, ys))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import base64
+    import io
+
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 3.6), dpi=100)
+    ax = fig.add_subplot(1, 1, 1)
+    for text, ys in curves:
+        ax.plot(xs, ys, label=text)
+    ax.axhline(0.0, color="#999999", linewidth=0.6)
+    ax.set_xlabel("x")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    png = base64.b64encode(buf.getvalue()).decode("ascii")
+    names = ", ".join(t for t, _ in curves)
+    session.display({"image/png": png,
+                     "text/plain": f"<plot of {names} over [{lo:g}, {hi:g}]>"})
+
+
+def _compilable(fn):
+    import types
+
+    return isinstance(fn, types.FunctionType) or hasattr(fn, "__myia_graph__")
+
+
+@cell_magic("python")
+def magic_python(session, line, body, number):
+    """%%python: run the cell as ordinary Python (to load or prepare data).
+
+    The names it binds join the session as values (constants for compiled code); the
+    value of a last expression is shown.  Functions defined here are Python functions:
+    subset code may call them only if they are written in the subset.
+    """
+    import ast
+    import linecache
+
+    from .session import CellSource, Definition, syntax_error
+
+    filename = session._new_file()
+    cell = CellSource(filename, body, number)
+    session.cells[filename] = cell
+    linecache.cache[filename] = (len(body), None, body.splitlines(keepends=True), filename)
+    try:
+        tree = ast.parse(body, filename)
+    except SyntaxError as e:
+        raise syntax_error(e, filename) from None
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+    ns = session.namespace
+    before = dict(ns)
+    try:
+        exec(compile(tree, filename, "exec"), ns)
+        value = eval(compile(last, filename, "eval"), ns) if last is not None else None
+    finally:
+        changed = [k for k in ns if not k.startswith("__")
+                   and (k not in before or ns[k] is not before[k])]
+        if changed:
+            session._record(Definition("python", changed, ()))
+            session._rebuild(changed)
+    return value
+
+
+def _complete_backend(session, first):
+    return list(BACKENDS) if first is None else None
+
+
+def _complete_ir(session, first):
+    if first is None:
+        return None
+    return list(("parsed", "typed", "optimized")) + ["--passes"]
+
+
+def _complete_help(session, first):
+    return sorted(LINE_MAGICS) + sorted(CELL_MAGICS) if first is None else None
+
+
+ARG_COMPLETIONS.update(backend=_complete_backend, ir=_complete_ir, help=_complete_help)

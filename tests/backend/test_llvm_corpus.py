@@ -1,0 +1,112 @@
+"""The whole corpus, and its gradients, on both backends ("vm" and "llvm").
+
+Forward: every program of `tests/corpus.py` compiled on each backend gives plain
+Python's result.  Gradients: every differentiable program's `myia.grad` on each
+backend gives the VM's gradient of the unoptimized program (the reference).
+
+When a gradient program fails on "llvm", the test runs the VM on the very program the
+LLVM backend compiled (specialized and optimized): if the VM fails on it too, or
+disagrees with the reference, the fault is upstream of the backend (inference or the
+optimizer) and the test is an expected failure that says so; otherwise it fails.
+"""
+
+import signal
+import traceback
+
+import numpy as np
+import pytest
+
+import myia
+from tests.compare import assert_same
+from tests.corpus import CASES
+
+BACKENDS = ["vm", "llvm"]
+DIFF = [c for c in CASES if "differentiable" in c.tags]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_corpus(case, backend):
+    want = case.fn(*case.args)
+    got = myia.compile(case.fn, backend=backend)(*case.args)
+    assert_same(got, want)
+
+
+def _reference_gradient(case):
+    from myia.backend.vm import VM, Closure
+    from myia.pipeline import to_graph
+
+    graph = to_graph(myia.grad(case.fn))
+    return VM().call(Closure(graph, None), list(case.args))
+
+
+def _upstream_fault(case, want):
+    """Why the program the LLVM backend received is wrong, or None if it is right."""
+    from myia.backend.llvm import LLVMBackend
+    from myia.backend.vm import VM, Closure
+    from myia.pipeline import to_graph
+
+    try:
+        typed = LLVMBackend().typed_program(to_graph(myia.grad(case.fn)), case.args)
+    except Exception as e:  # noqa: BLE001
+        return f"specialization/optimization raised {type(e).__name__}: {e}"
+    from myia.ir import manage
+
+    fvs = manage(typed).free_variables(typed)
+    if fvs:
+        owners = sorted({v.graph.name for v in fvs})
+        return (f"the optimized program is malformed: its root has free variables "
+                f"(nodes of {', '.join(owners)}, used outside their scope)")
+    try:
+        got = VM().call(Closure(typed, None), list(case.args))
+    except Exception as e:  # noqa: BLE001
+        return f"the VM fails on the optimized program too ({type(e).__name__}: {e})"
+    try:
+        assert_same(got, want, rtol=1e-7, atol=1e-9)
+    except AssertionError:
+        return "the VM gives a different gradient on the optimized program too"
+    return None
+
+
+class _TimeLimit(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _TimeLimit("time limit")
+
+
+#: a gradient program that takes longer than this to prepare and run is stuck
+TIME_LIMIT = 120
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", DIFF, ids=[c.name for c in DIFF])
+def test_corpus_gradient(case, backend):
+    want = _reference_gradient(case)
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(TIME_LIMIT)
+    try:
+        got = myia.compile(myia.grad(case.fn), backend=backend)(*case.args)
+        assert_same(got, want, rtol=1e-7, atol=1e-9)
+    except _TimeLimit:
+        where = "".join(traceback.format_exc())
+        if "myia/opt/" in where:
+            pytest.xfail(f"not the backend: the optimizer does not finish in {TIME_LIMIT} s")
+        raise
+    except Exception:
+        if backend == "llvm":
+            why = _upstream_fault(case, want)
+            if why is not None:
+                pytest.xfail(f"not the backend: {why}"[:400])
+        raise
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_gradient_is_a_float_like_the_vm():
+    case = next(c for c in DIFF if c.name == "float_arithmetic")
+    got = myia.compile(myia.grad(case.fn), backend="llvm")(*case.args)
+    assert isinstance(got, float)
+    assert np.isfinite(got)

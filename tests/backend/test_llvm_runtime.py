@@ -1,0 +1,305 @@
+"""The LLVM backend's runtime: the native entry, errors, interrupts, deep recursion,
+memory, dispatch.  (Speed is measured in benchmarks/, never asserted here.)"""
+
+import gc
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import myia
+from myia.backend.llvm import request_interrupt, runtime
+from myia.errors import MyiaRecursionError, MyiaShapeError, MyiaValueError
+
+
+def llvm(fn):
+    return myia.compile(fn, backend="llvm")
+
+
+# ---- the engine -------------------------------------------------------------------------
+
+
+def test_engine_targets_the_host_and_binds_blas():
+    e = runtime.engine()
+    assert e.cpu
+    for name in ("dgemm", "sgemm", "dgemv", "ddot", "PyFloat_FromDouble", "PyArray_NewFromDescr"):
+        assert e.symbols.get(name), name
+
+
+def test_libmvec_is_detected_or_absent():
+    runtime.engine()
+    # where present (glibc on x86-64 with AVX2), exp/log/tanh are there at 4 doubles
+    for (fn, dtype), (sym, lanes) in runtime.MVEC.items():
+        assert lanes == (4 if dtype == "float64" else 8)
+        assert sym.startswith("_ZGV")
+
+
+# ---- values in and out -------------------------------------------------------------------
+
+
+def swap_scale(t, k):
+    (a, (b, c)) = t
+    return (c * k, (a, b > 0.0))
+
+
+def test_tuples_in_and_out():
+    assert llvm(swap_scale)((1.0, (2.0, 3.0)), 2) == (6.0, (1.0, True))
+
+
+def identity(x):
+    return x
+
+
+def test_an_argument_returned_is_the_same_data():
+    x = np.arange(6.0).reshape(2, 3)[:, ::2]
+    y = llvm(identity)(x)
+    np.testing.assert_array_equal(y, x)
+    assert np.shares_memory(x, y)  # a view of the argument: its base keeps it alive
+
+
+def affine(x, a):
+    return x * a + 1.0
+
+
+def test_strided_and_new_arrays():
+    f = llvm(affine)
+    x = np.arange(12.0).reshape(3, 4)
+    for arg in (x, x.T, x[::2, 1::2], x[:, ::-1]):
+        np.testing.assert_allclose(f(arg, 2.0), arg * 2.0 + 1.0)
+        assert f(arg, 2.0).flags.c_contiguous
+    big = np.ones((100, 100))
+    out = f(big, 2.0)
+    # a large result keeps the compiled code's buffer (its base frees it), no copy
+    assert out.flags.owndata is False and out.base is not None
+    del out
+    gc.collect()
+
+
+def int_affine(x, a):
+    return x * a + 1
+
+
+def test_signature_change_specializes_again():
+    f = llvm(int_affine)
+    assert f(2.0, 3.0) == 7.0
+    assert f(2, 3) == 7 and isinstance(f(2, 3), int)
+    np.testing.assert_allclose(f(np.ones(3, dtype=np.float32), np.float32(2.0)),
+                               np.full(3, 3.0, dtype=np.float32))
+    assert f(2.0, 3.0) == 7.0
+
+
+def test_rss_is_stable_over_100000_calls():
+    def rss():
+        with open(f"/proc/{os.getpid()}/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    f = llvm(affine)
+    g = myia.compile(myia.grad(lambda x: x * x), backend="llvm")
+    x = np.ones((50, 50))
+    for _ in range(2000):  # warm up: compile, allocator pools
+        f(x, 2.0), g(3.0), f((1.0), 2.0)
+    before = rss()
+    for _ in range(100_000):
+        f(x, 2.0)
+        g(3.0)
+    gc.collect()
+    after = rss()
+    assert after - before < 8 << 20, f"RSS grew by {(after - before) >> 20} MiB"
+
+
+# ---- errors ------------------------------------------------------------------------------
+
+
+def divide(a, b):
+    return a // b
+
+
+def test_integer_division_by_zero_names_the_line():
+    with pytest.raises(MyiaValueError) as e:
+        llvm(divide)(7, 0)
+    assert "integer division by zero" in str(e.value)
+    assert "return a // b" in str(e.value)
+    assert llvm(divide)(-7, 2) == -4 and llvm(divide)(7.5, 0.0) == float("inf")
+
+
+def take(x, i):
+    return x[i] * 2.0
+
+
+def test_index_out_of_range():
+    f = llvm(take)
+    assert f(np.arange(4.0), -1) == 6.0
+    with pytest.raises(MyiaValueError) as e:
+        f(np.arange(4.0), 4)
+    assert "index 4 is out of bounds for axis 0 with size 4" in str(e.value)
+    assert "x[i]" in str(e.value)
+
+
+def add_arrays(x, y):
+    return x + y
+
+
+def test_shape_mismatch_at_run_time():
+    f = llvm(add_arrays)
+    with pytest.raises((MyiaShapeError, myia.MyiaTypeError)):
+        f(np.ones(3), np.ones(4))
+
+
+def check_positive(x):
+    assert x > 0.0, "x must be positive"
+    return x
+
+
+def test_failed_assert_in_the_backend():
+    from myia.backend.llvm import LLVMBackend
+    from myia.pipeline import to_graph
+
+    run = LLVMBackend(optimize=False)
+    assert run(to_graph(check_positive), (2.0,)) == 2.0
+    with pytest.raises(MyiaValueError) as e:
+        run(to_graph(check_positive), (-1.0,))
+    assert "x must be positive" in str(e.value)
+    assert "assert x > 0.0" in str(e.value)
+
+
+def test_failed_assert():
+    with pytest.raises(MyiaValueError) as e:
+        llvm(check_positive)(-1.0)
+    assert "x must be positive" in str(e.value)
+
+
+# ---- recursion -------------------------------------------------------------------------------
+
+
+def depth(n):
+    if n == 0:
+        return 0
+    return 1 + depth(n - 1)
+
+
+def test_deep_recursion_runs_on_a_large_stack():
+    f = llvm(depth)
+    assert f(10) == 10
+    assert f(1_000_000) == 1_000_000  # far past the caller's stack: rerun on a big one
+
+
+def runaway(n):
+    if n < 0:
+        return 0
+    return 1 + runaway(n + 1)
+
+
+@pytest.mark.slow
+def test_runaway_recursion_is_an_error_not_a_crash():
+    with pytest.raises(MyiaRecursionError) as e:
+        llvm(runaway)(0)
+    assert "recursion too deep" in str(e.value)
+
+
+def loop(x, n):
+    i = 0
+    while i < n:
+        x = x * 0.999 + 0.001
+        i = i + 1
+    return x
+
+
+def test_gradient_of_a_million_iteration_loop():
+    g = myia.compile(myia.grad(loop), backend="llvm")
+    assert g(0.5, 10) == pytest.approx(0.999 ** 10)
+    assert g(0.5, 1_000_000) == pytest.approx(0.0, abs=1e-300)
+
+
+# ---- interrupts ----------------------------------------------------------------------------
+
+
+def forever(x):
+    while x > 0.0:
+        x = x + 1.0
+    return x
+
+
+def test_interrupt_flag_stops_a_loop():
+    f = llvm(forever)
+    assert f(-1.0) == -1.0
+    timer = threading.Timer(0.2, request_interrupt)  # runs when the loop yields the GIL
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        f(1.0)
+    timer.join()
+    assert f(-2.0) == -2.0  # the flag was reset
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigint_stops_a_loop():
+    f = llvm(forever)
+    f(-1.0)
+    killer = subprocess.Popen(["sh", "-c", f"sleep 0.3; kill -INT {os.getpid()}"])
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            f(1.0)
+    finally:
+        killer.wait()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_signal_handler_can_set_the_flag():
+    f = llvm(forever)
+    f(-1.0)
+    old = signal.signal(signal.SIGUSR1, lambda *a: request_interrupt())
+    killer = subprocess.Popen(["sh", "-c", f"sleep 0.3; kill -USR1 {os.getpid()}"])
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            f(1.0)
+    finally:
+        killer.wait()
+        signal.signal(signal.SIGUSR1, old)
+
+
+def deep_forever(n):
+    if n < 0:
+        return 0.0
+    return 1.0 + deep_forever(n + 1) * 0.5
+
+
+# ---- what cannot be compiled ------------------------------------------------------------------
+
+
+def returns_closure(a):
+    return lambda x: x + a
+
+
+def test_a_function_result_is_refused_with_a_clear_error():
+    with pytest.raises(myia.errors.MyiaBackendError) as e:
+        llvm(returns_closure)(1.0)
+    assert "cannot compile" in str(e.value)
+
+
+# ---- the code cache -----------------------------------------------------------------------
+
+
+def cubic(x):
+    return x * x * x - 2.0 * x
+
+
+def test_compiled_code_is_cached_by_content(tmp_path, monkeypatch):
+    from myia.backend.llvm import dispatch
+    from myia.backend.llvm import LLVMBackend
+    from myia.pipeline import to_graph
+
+    e = runtime.engine()
+    monkeypatch.setattr(e, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(e, "_memory_cache", {})
+    typed = LLVMBackend().typed_program(to_graph(cubic), (2.0,))
+    hits = e.cache_hits
+    first = dispatch.compile_program(typed)
+    assert first(2.0) == 4.0
+    assert list(tmp_path.glob("*.o")), "the object file is written to the cache"
+    e._memory_cache.clear()  # as in a new process: the object file is loaded
+    second = dispatch.compile_program(LLVMBackend().typed_program(to_graph(cubic), (2.0,)))
+    assert e.cache_hits == hits + 1
+    assert second(3.0) == 21.0

@@ -1,0 +1,89 @@
+"""The REPL: the same session in a terminal, fed line by line."""
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from myia_kernel.repl import Repl
+
+from .kernel_env import ROOT
+
+
+def make(tmp_path):
+    out, err = io.StringIO(), io.StringIO()
+    return Repl(stdout=out, stderr=err, out_dir=tmp_path / "out"), out, err
+
+
+def test_lines_make_cells(tmp_path):
+    repl, out, err = make(tmp_path)
+    assert not repl.feed("def f(x):")
+    assert not repl.feed("    return x * 3.0")
+    assert repl.feed("")  # a blank line ends the def
+    assert repl.feed("f(2.0)")
+    assert out.getvalue() == "6.0\n"
+    # a line at column 0 after a finished block ends it (piped scripts)
+    repl.feed("def g(x):")
+    repl.feed("    return x + 1.0")
+    repl.feed("g(1.0)")
+    assert out.getvalue().endswith("2.0\n")
+    repl.feed("%%python")
+    repl.feed("v = 7.0")
+    repl.feed("")
+    repl.feed("v")
+    assert out.getvalue().endswith("7.0\n")
+
+
+def test_drawings_become_svg_files_and_text(tmp_path):
+    repl, out, err = make(tmp_path)
+    repl.run("def f(x):\n    return x * x")
+    repl.run("%grad f")
+    text = out.getvalue()
+    paths = [line.split(": ", 1)[1].rstrip("]") for line in text.splitlines()
+             if line.startswith("[drawing: ")]
+    assert len(paths) == 2
+    for p in paths:
+        assert p.endswith(".svg") and "<svg" in open(p).read()
+    assert "graph @f" in text and "adjoint/primal operations" in text
+
+
+def test_errors_go_to_stderr(tmp_path):
+    repl, out, err = make(tmp_path)
+    repl.run("nope(1.0)")
+    assert "MyiaNameError: name `nope` is not defined" in err.getvalue()
+    assert "    ^^^^" in err.getvalue()
+
+
+def test_piped_stdin(tmp_path):
+    script = "def f(x):\n    return x * x\nf(4.0)\n%ir f\nbad(1.0)\n%who\nexit\nf(5.0)\n"
+    env = dict(os.environ, MYIA_HISTORY=str(tmp_path / "hist"),
+               PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "core")]))
+    script_path = Path(sys.executable).parent / "myia-repl"  # the console script
+    cmd = [str(script_path)] if script_path.exists() else [sys.executable, "-m", "myia_kernel",
+                                                           "repl"]
+    r = subprocess.run(cmd + ["--out", str(tmp_path)], input=script, capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "16.0" in r.stdout
+    assert "[drawing: " in r.stdout and "functions: f" in r.stdout
+    assert "25.0" not in r.stdout  # after `exit`
+    assert "name `bad` is not defined" in r.stderr
+    assert list(tmp_path.glob("*.svg"))
+
+
+def test_interactive_loop_with_prompt_toolkit(tmp_path):
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from myia_kernel.repl import interactive
+
+    repl, out, err = make(tmp_path)
+    history = tmp_path / "history"
+    with create_pipe_input() as inp:
+        # Enter after `def ...:` continues (auto-indented); a blank line ends the def.
+        inp.send_text("def f(x):\rreturn x * 2.0\r\rf(4.0)\r%nope\r\x04")
+        interactive(repl, history_file=str(history), input=inp, output=DummyOutput())
+    assert out.getvalue() == "8.0\n"
+    assert "Line magic function `%nope` not found." in err.getvalue()
+    assert "+f(4.0)" in history.read_text()

@@ -1,0 +1,456 @@
+"""The Session in process (no Jupyter): cells, definitions, errors, magics, completion."""
+
+import re
+
+import numpy as np
+import pytest
+
+from myia_kernel.session import Session, is_complete
+
+
+@pytest.fixture
+def s():
+    return Session(backend="vm")
+
+
+def ok(session, code):
+    r = session.execute(code)
+    assert r.status == "ok", "\n".join(r.error["traceback"])
+    return r
+
+
+def err(session, code):
+    r = session.execute(code)
+    assert r.status == "error", r
+    return r.error
+
+
+def result_text(r):
+    (res,) = [o for o in r.outputs if o["output_type"] == "execute_result"]
+    return res["data"]["text/plain"]
+
+
+# ---- cells ---------------------------------------------------------------------------
+
+
+def test_a_new_session_has_the_usual_names(s):
+    import math
+
+    import myia
+
+    ns = s.namespace
+    assert ns["np"] is np and ns["math"] is math
+    for name in ("grad", "value_and_grad", "jvp", "vjp", "hessian"):
+        assert ns[name] is getattr(myia, name)
+
+
+def test_defs_join_and_the_last_expression_is_the_result(s):
+    r = ok(s, "def f(x):\n    return x * x\n\nf(2.0)\nf(3.0)")
+    assert r.value == 9.0 and result_text(r) == "9.0"
+    assert "f" in s.user_names()
+
+
+def test_a_semicolon_hides_the_result(s):
+    r = ok(s, "1.0 + 2.0;")
+    assert not r.has_value and r.outputs == []
+
+
+def test_numpy_scalars_show_as_numbers(s):
+    r = ok(s, "np.sum(np.ones(3))")
+    assert result_text(r) == "3.0"
+
+
+def test_assignments_bind_names(s):
+    ok(s, "x = np.ones(3) * 2.0\na, (b, c) = 1.0, (2.0, 3)")
+    assert np.array_equal(s.namespace["x"], np.full(3, 2.0))
+    assert (s.namespace["a"], s.namespace["b"], s.namespace["c"]) == (1.0, 2.0, 3)
+    r = ok(s, "def f(y):\n    return np.sum(x * y)\nf(a)")
+    assert r.value == 6.0
+
+
+def test_function_values_stay_callable_and_compilable(s):
+    ok(s, "def f(x):\n    return x * x * x\ndf = grad(f)\nddf = grad(df)")
+    assert s.namespace["df"](2.0) == 12.0  # callable from Python
+    r = ok(s, "def g(x):\n    return df(x) + ddf(x)\ng(2.0)")  # and from subset code
+    assert r.value == 24.0
+    r = ok(s, "scale = (lambda k: lambda x: k * x)(3.0)\nscale(2.0)")
+    assert r.value == 6.0
+
+
+def test_host_transforms_run(s):
+    ok(s, "def f(x):\n    return x * x * x")
+    assert ok(s, "hessian(f)(2.0)").value == 12.0
+    assert ok(s, "jvp(f, (2.0,), (1.0,))").value == (8.0, 12.0)
+    out, vjp_fn = ok(s, "vjp(f, 2.0)").value
+    assert out == 8.0 and vjp_fn(1.0) == (12.0,)
+
+
+def test_mutual_recursion_in_one_cell(s):
+    r = ok(s, "def even(n):\n    if n == 0:\n        return True\n    return odd(n - 1)\n\n"
+              "def odd(n):\n    if n == 0:\n        return False\n    return even(n - 1)\n\n"
+              "even(10), odd(7)")
+    assert r.value == (True, True)
+
+
+def test_imports_join_the_session(s):
+    ok(s, "import math as m")
+    assert ok(s, "m.sqrt(4.0)").value == 2.0
+
+
+def test_python_cells(s, capsys):
+    r = ok(s, "%%python\nimport numpy\nW = numpy.arange(3.0)\nprint('made W')\nW * 2")
+    assert "made W" in capsys.readouterr().out
+    assert np.array_equal(r.value, [0.0, 2.0, 4.0])
+    assert ok(s, "np.sum(W)").value == 3.0
+
+
+# ---- redefinition --------------------------------------------------------------------
+
+
+def test_redefining_a_function_rebuilds_what_uses_it(s):
+    ok(s, "def inner(x):\n    return x + 1.0\n\ndef outer(x):\n    return inner(x) * 2.0")
+    ok(s, "d = grad(outer)\nv = outer(1.0)\n\ndef uses_d(x):\n    return d(x)")
+    assert ok(s, "outer(1.0), d(1.0), v, uses_d(1.0)").value == (4.0, 2.0, 4.0, 2.0)
+    r = ok(s, "def inner(x):\n    return x * x")
+    note = r.text()
+    assert "rebuilt after redefining inner" in note
+    for name in ("outer", "d", "v", "uses_d"):
+        assert name in note
+    assert ok(s, "outer(3.0), d(3.0), v, uses_d(3.0)").value == (18.0, 12.0, 2.0, 12.0)
+
+
+def test_a_python_value_change_rebuilds_the_functions_that_read_it(s):
+    ok(s, "%%python\nW = 2.0")
+    ok(s, "def f(x):\n    return W * x")
+    assert ok(s, "f(1.0)").value == 2.0
+    r = ok(s, "%%python\nW = 5.0")
+    assert "f" in r.text()
+    assert ok(s, "f(1.0)").value == 5.0
+
+
+def test_parameters_named_like_globals_do_not_cause_rebuilds(s):
+    ok(s, "def f(x):\n    return x * 2.0")
+    r = ok(s, "x = 1.0")
+    assert r.text() == ""
+
+
+def test_a_dependent_that_no_longer_computes_is_removed(s):
+    ok(s, "def f(x):\n    return x * 2.0\ny = f(1.0)")
+    r = ok(s, "def f(x):\n    return x + (1.0, 2.0)")
+    assert "y could not be recomputed" in r.text("stderr")
+    assert "y" not in s.namespace
+
+
+# ---- errors --------------------------------------------------------------------------
+
+
+def test_a_name_error_shows_at_definition_with_a_caret(s):
+    e = err(s, "def f(x):\n    return x + yy")
+    assert e["ename"] == "MyiaNameError"
+    tb = e["traceback"]
+    assert tb[0] == "MyiaNameError: name `yy` is not defined"
+    assert "Cell [1], line 2, column 16" in tb[1]
+    assert tb[2:4] == ["    return x + yy", "               ^^"]
+    assert "f" not in s.namespace  # it did not join the session
+
+
+def test_a_failed_redefinition_keeps_the_old_function(s):
+    ok(s, "def f(x):\n    return x * 2.0")
+    err(s, "def f(x):\n    return [x]")
+    assert ok(s, "f(2.0)").value == 4.0
+
+
+def test_constructs_outside_the_subset_are_refused_at_definition(s):
+    e = err(s, "def f(x):\n    return [x, x]")
+    assert e["ename"] == "MyiaSyntaxError"
+    assert "list" in e["evalue"]
+    assert "    return [x, x]" in e["traceback"]
+
+
+def test_python_syntax_errors(s):
+    e = err(s, "def f(x)\n    return x")
+    assert e["ename"] == "SyntaxError"
+    assert "    def f(x)" in e["traceback"]
+
+
+def test_runtime_errors_point_at_the_users_text(s):
+    ok(s, "def f(x):\n    return x * 2.0")
+    e = err(s, "y = 1.0\nf(y) + (1.0, 2.0)")
+    tb = e["traceback"]
+    assert "Cell [2], line 2" in tb[1]
+    assert tb[2] == "    f(y) + (1.0, 2.0)"
+    assert tb[3].startswith("    ^")
+    assert not any("__cell_expr__" in line for line in tb)
+
+
+def test_an_error_in_a_continuation_line(s):
+    e = err(s, "q = (1.0 +\n     zz)")
+    assert "Cell [1], line 2, column 6" in e["traceback"][1]
+    assert e["traceback"][2:4] == ["    zz)", "    ^^"]
+
+
+def test_statements_outside_cells_are_refused_before_anything_runs(s):
+    e = err(s, "def f(x):\n    return x\nfor i in range(3):\n    pass")
+    assert e["ename"] == "MyiaSyntaxError" and "`for`" in e["evalue"]
+    assert "f" not in s.namespace
+    e = err(s, "x = 1.0\nx += 1.0")
+    assert "x = x + ..." in e["traceback"][-1]
+
+
+def test_python_errors_show_the_cell_frames_only(s):
+    e = err(s, "%%python\ndef boom():\n    return 1 / 0\nboom()")
+    assert e["ename"] == "ZeroDivisionError"
+    tb = e["traceback"]
+    assert tb[0] == "Traceback (most recent call last):"
+    assert "    return 1 / 0" in tb
+    assert not any("myia_kernel" in line for line in tb)
+
+
+def test_the_session_survives_interrupts_and_exits(s):
+    ok(s, "def f(x):\n    return x")
+    e = err(s, "%%python\nraise KeyboardInterrupt")
+    assert e["ename"] == "KeyboardInterrupt"
+    e = err(s, "%%python\nraise SystemExit(3)")
+    assert e["ename"] == "UsageError"
+    assert ok(s, "f(1.0)").value == 1.0
+
+
+# ---- magics --------------------------------------------------------------------------
+
+
+def test_unknown_magics_are_usage_errors(s):
+    e = err(s, "%foo 1")
+    assert (e["ename"], e["evalue"]) == ("UsageError", "Line magic function `%foo` not found.")
+    e = err(s, "%%foo\n1")
+    assert e["evalue"] == "Cell magic `%%foo` not found."
+
+
+def test_lsmagic_and_help(s):
+    from myia_kernel.magics import CELL_MAGICS, LINE_MAGICS
+
+    text = ok(s, "%lsmagic").text()
+    for name in LINE_MAGICS:
+        assert f"%{name}" in text
+    assert "%%python" in text
+    text = ok(s, "%help").text()
+    assert "%grad f [argnums]" in text and "%%python" in text
+    assert ok(s, "%help timeit").text().startswith("%timeit")
+    for name, fn in {**LINE_MAGICS, **CELL_MAGICS}.items():
+        assert fn.__doc__, name
+
+
+def test_magics_and_code_mix_in_a_cell(s):
+    r = ok(s, "def f(x):\n    return x * x\n%ir f\nf(2.0)")
+    assert r.value == 4.0
+    assert len(r.displays()) == 1
+
+
+def test_grad_magic(s):
+    ok(s, "def f(x):\n    return x * x + 2.0 * x")
+    r = ok(s, "%grad f")
+    primal, adjoint = r.displays()
+    for d in (primal, adjoint):
+        assert "<svg" in d["data"]["image/svg+xml"]
+    assert "graph @f" in primal["data"]["text/plain"]
+    m = re.search(r"adjoint/primal operations: (\d+)/(\d+) = ([\d.]+)x", r.text())
+    assert m and int(m.group(2)) == 3
+    r = ok(s, "def g(x, y):\n    return x * y\n%grad g (0, 1)")
+    assert "argnums=(0, 1)" in r.text()
+
+
+def test_ir_magic_stages_and_passes(s):
+    from myia.pipeline import STAGES
+
+    ok(s, "def f(x):\n    return x * 1.0 + 0.0")
+    r = ok(s, "%ir f")
+    assert "f: 2 primitive operations (parsed)" in r.text()
+    r = ok(s, "%ir f parsed 2.0")
+    assert len(r.displays()) == 1
+    for stage in ("typed", "optimized"):
+        r = s.execute(f"%ir f {stage} 2.0")
+        if stage not in STAGES:
+            assert r.status == "error"
+            assert f"the '{stage}' stage is not in the pipeline yet" in r.error["evalue"]
+        else:
+            assert r.status == "ok"
+            assert f"({stage})" in r.text()
+            e = err(s, f"%ir f {stage}")
+            assert "give example arguments" in e["evalue"]
+    r = ok(s, "%ir f --passes 2.0")
+    if "optimized" not in STAGES:
+        assert "no pass log" in r.text() and "no 'optimized' stage" in r.text()
+    else:
+        assert len(r.displays()) == 2
+
+
+def test_backend_magic(s):
+    from myia_kernel.magics import backend_status
+
+    text = ok(s, "%backend").text()
+    assert "* vm" in text
+    e = err(s, "%backend tpu")
+    assert e["ename"] == "MyiaBackendError" and "no backend 'tpu'" in e["evalue"]
+    why = backend_status("cupy")
+    if why is not None:
+        e = err(s, "%backend cupy")
+        assert why in e["evalue"]
+        assert s.backend == "vm"
+    ok(s, "%backend vm")
+
+
+def test_time_and_timeit_formats(s):
+    ok(s, "def f(x):\n    return x * 2.0")
+    r = ok(s, "%time f(2.0)")
+    assert r.value == 4.0
+    assert re.match(r"CPU times: user .+, sys: .+, total: .+\nWall time: [\d.]+ (s|ms|µs|ns)\n",
+                    r.text())
+    text = ok(s, "%timeit -n 3 -r 2 f(2.0)").text()
+    unit = r"[\d.]+ (s|ms|µs|ns)"
+    assert re.fullmatch(unit + " ± " + unit + r" per loop \(mean ± std\. dev\. of 2 runs, "
+                        r"3 loops each\)\n", text), text
+
+
+def test_format_time_like_ipython():
+    from myia_kernel.magics import format_time
+
+    assert format_time(1.234e-6) == "1.23 µs"
+    assert format_time(45.6e-9) == "45.6 ns"
+    assert format_time(0.5) == "500 ms"
+    assert format_time(61.5) == "1min 1s"
+
+
+def test_type_magic(s):
+    from myia.pipeline import STAGES
+
+    text = ok(s, "%type np.ones(3) * 2.0").text()
+    if "typed" in STAGES:  # the inferred type
+        assert "3" in text and "(the type of the value" not in text
+    else:
+        assert text.startswith("ndarray(float64, shape=(3,))")
+        assert "no type inference stage yet" in text
+        assert ok(s, "%type (1.0, 2)").text().startswith("tuple(float, int)")
+
+
+def test_magic_argument_errors_point_at_the_argument(s):
+    e = err(s, "%time nope(1.0)")
+    assert e["ename"] == "MyiaNameError"
+    assert e["traceback"][1:4] == ["  In the magic's argument, column 1", "    nope(1.0)",
+                                   "    ^^^^"]
+
+
+def test_who(s):
+    assert ok(s, "%who").text() == "Interactive namespace is empty.\n"
+    ok(s, "def f(x):\n    return x\ny = 2.0")
+    text = ok(s, "%who").text()
+    assert "functions: f" in text and "y: float" in text
+
+
+def test_plot(s):
+    ok(s, "def f(x):\n    return x * x * x")
+    r = ok(s, "%plot f grad(f) grad(grad(f)) -2 2")
+    (d,) = r.displays()
+    import base64
+
+    assert base64.b64decode(d["data"]["image/png"])[:4] == b"\x89PNG"
+    assert "grad(grad(f))" in d["data"]["text/plain"]
+    assert err(s, "%plot f 2 1")["ename"] == "UsageError"
+
+
+def test_help_on_a_name_is_a_page(s):
+    ok(s, "def f(x, y=1.0):\n    'Adds.'\n    return x + y")
+    r = ok(s, "f?")
+    (page,) = r.payload
+    text = page["data"]["text/plain"]
+    assert "Signature: f(x, y=1.0)" in text and "Adds." in text and "return x + y" in text
+
+
+# ---- completion, inspection, is_complete ---------------------------------------------
+
+
+def test_completion(s):
+    ok(s, "def square(x):\n    return x * x")
+    assert s.complete("%gr") == (["%grad"], 0, 3)
+    assert "%%python" in s.complete("%")[0]
+    matches, start, end = s.complete("y = squ")
+    assert matches == ["square"] and (start, end) == (4, 7)
+    matches, start, _ = s.complete("np.tan")
+    assert "np.tanh" in matches and start == 0
+    assert s.complete("%backend l")[0] == ["llvm"]
+    assert "optimized" in s.complete("%ir square o")[0]
+
+
+def test_inspection(s):
+    ok(s, "def square(x):\n    return x * x")
+    text = s.inspect("square(", 6)
+    assert text.startswith("Signature: square(x)")
+    assert "primitive operations" in text
+    assert "Signature:" in s.inspect("np.tanh")
+    assert s.inspect("nothing_here") is None
+
+
+@pytest.mark.parametrize("code, status", [
+    ("", "complete"),
+    ("f(2.0)", "complete"),
+    ("%grad f", "complete"),
+    ("def f(x):", "incomplete"),
+    ("def f(x):\n    return x", "incomplete"),
+    ("def f(x):\n    return x\n", "complete"),
+    ("def f(x):\n    return x\n    ", "complete"),
+    ("f(1.0,", "incomplete"),
+    ("f(1.0,\n\n", "incomplete"),
+    ("x = )", "invalid"),
+    ("%%python\nx = 1", "incomplete"),
+    ("%%python\nx = 1\n", "complete"),
+    ("f?", "complete"),
+])
+def test_is_complete(code, status):
+    assert is_complete(code)[0] == status
+
+
+def test_history_is_recorded(s):
+    ok(s, "1.0 + 1.0")
+    s.execute("undefined_thing")
+    assert [(n, code) for n, code, _ in s.history] == [(1, "1.0 + 1.0"), (2, "undefined_thing")]
+    assert s.history[0][2] == "2.0"
+
+
+def test_passes_and_grad_with_an_optimizer_stage(s, monkeypatch):
+    """With an "optimized" stage (simulated here, until the pipeline has one), %grad
+    shows the optimized adjoint and `%ir --passes` the pass log and before/after."""
+    import myia
+    import myia.pipeline
+
+    real_ir = myia.ir
+
+    def fake_ir(fn, *args, stage="parsed"):
+        if stage != "optimized":
+            return real_ir(fn, *args, stage=stage)
+        view = real_ir(fn, *args, stage="typed" if "typed" in myia.pipeline.STAGES else "parsed")
+        view.stage = "optimized"
+        view.pass_log = "simplify #1: 9 -> 4 operations"
+        return view
+
+    monkeypatch.setattr(myia.pipeline, "STAGES", tuple(myia.pipeline.STAGES) + ("optimized",))
+    monkeypatch.setattr(myia, "ir", fake_ir)
+    ok(s, "def f(x):\n    return x * 1.0")
+    r = ok(s, "%ir f --passes 2.0")
+    assert "pass log of f:\nsimplify #1: 9 -> 4 operations" in r.text()
+    assert len(r.displays()) == 2
+    assert "after: " in r.text() and "(optimized)" in r.text()
+    assert err(s, "%ir f --passes")["ename"] == "UsageError"  # needs example arguments
+    r = ok(s, "%grad f 0 2.0")
+    assert "adjoint grad(f): " in r.text() and "(optimized)" in r.text()
+    r = ok(s, "%grad f")  # without arguments: the parsed program, and why
+    assert "give example arguments to see the optimized program" in r.text()
+
+
+def test_exit_asks_the_front_end_to_close(s):
+    r = ok(s, "exit")
+    assert r.payload == [{"source": "ask_exit", "keepkernel": False}]
+
+
+def test_statements_sharing_a_line(s):
+    assert ok(s, "a = 2.0; a * 3.0").value == 6.0
+    e = err(s, "y = 1.0; y + (1.0, 2.0)")
+    assert e["traceback"][1:4] == ["  Cell [2], line 1, column 10", "    y = 1.0; y + (1.0, 2.0)",
+                                   "             ^^^^^^^^^^^^^^"]
