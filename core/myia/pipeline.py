@@ -129,14 +129,17 @@ class Pipeline:
         """(the optimized graph of `fn` for arguments like `args`, the pass log),
         cached like specializations."""
         from .infer import signature_of
-        from .ir import clone
+        from .ir import clone_many
         from .opt import PassLog, optimize
 
         key = (to_graph(fn), signature_of(args))
         entry = self.optimizations.get(key)
         if entry is None:
             log = PassLog()
-            graph = clone(self.specialize(fn, args))
+            # a copy of the whole program: the rewrites change graphs in place, and the
+            # typed graphs (and the graphs they call) are shared with other stages
+            typed = self.specialize(fn, args)
+            graph = clone_many(manage(typed).graphs)[typed]
             optimize(graph, log)
             entry = self.optimizations[key] = (graph, log)
         return entry

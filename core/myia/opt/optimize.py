@@ -1,5 +1,6 @@
 """The optimization pipeline: which rules run, in which order."""
 
+from ..ir import Apply, Constant, Graph, clone_many, manage
 from . import rules as R
 from .cse import cse
 from .pass_manager import PassLog, count_ops, run_pass
@@ -14,6 +15,7 @@ def optimize(root, log=None):
     2. CSE, then simplify again (merging can expose more), until nothing changes.
     """
     log = log if log is not None else PassLog()
+    _make_private(root)
     for round_ in range(10):
         before = count_ops(root)
         run_pass(root, R.ALL, name=f"simplify #{round_ + 1}", log=log)
@@ -23,3 +25,28 @@ def optimize(root, log=None):
         if not merged and count_ops(root) == before and round_ > 0:
             break
     return root
+
+
+def _make_private(root):
+    """Give `root` its own copies of every graph it reaches.
+
+    The rewrites change graphs in place, and the graphs a program reaches are often
+    shared: the J of a primitive, a bprop rule, a function of the user's called from
+    several programs.  Only `root` itself belongs to the caller."""
+    mng = manage(root)
+    others = [g for g in mng.graphs if g is not root]
+    if not others:
+        return
+    copies = clone_many(others, manager=mng)
+
+    def remap(node):
+        if isinstance(node, Constant) and isinstance(node.value, Graph) and node.value in copies:
+            c = Constant(copies[node.value], node.loc)
+            c.abstract = node.abstract
+            return c
+        return node
+
+    for node in mng.nodes(root):
+        if isinstance(node, Apply):
+            node.inputs = [remap(i) for i in node.inputs]
+    root.output = remap(root.output)
