@@ -2,11 +2,24 @@
 
 import numpy as np
 import pytest
-
 from myia.errors import MyiaTypeError
 from myia.infer.abstract import (
-    ANY, BOTTOM, ENV_ANY, MAX_ENV_DEPTH, AArray, AConstant, AEnv, AFunction, AScalar,
-    ATuple, GraphFunction, PrimitiveFunction, TypeMismatch, abstract_of, broaden, join,
+    ANY,
+    BOTTOM,
+    ENV_ANY,
+    MAX_ENV_DEPTH,
+    AArray,
+    AConstant,
+    AEnv,
+    AFunction,
+    AScalar,
+    ATuple,
+    GraphFunction,
+    PrimitiveFunction,
+    TypeMismatch,
+    abstract_of,
+    broaden,
+    join,
     signature_of,
 )
 from myia.ir import EnvKey, Graph

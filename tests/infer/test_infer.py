@@ -3,10 +3,17 @@ constant propagation, and programs too deep for Python's recursion."""
 
 import numpy as np
 import pytest
-
-from myia.infer import AArray, AFunction, AScalar, ATuple, abstract_of, infer_graph, specialize
+from myia.infer import (
+    AArray,
+    AFunction,
+    AScalar,
+    ATuple,
+    abstract_of,
+    infer_graph,
+    specialize,
+)
 from myia.infer.abstract import broaden
-from myia.ir import Constant, Graph
+from myia.ir import Graph
 from myia.parser import parse
 from myia.prim import ops as P
 
@@ -139,7 +146,7 @@ def is_odd(n):
 
 
 def test_mutual_recursion():
-    out, res = infer(is_even, 7)
+    out, _ = infer(is_even, 7)
     assert out == B
     assert run_specialized(is_even, 7) is False
 

@@ -3,11 +3,19 @@ abstract values), and constant folding."""
 
 import numpy as np
 import pytest
-
 from myia.errors import MyiaGradError, MyiaShapeError, MyiaTypeError, MyiaValueError
 from myia.infer.abstract import (
-    ENV_ANY, AArray, AConstant, AEnv, AFunction, AScalar, ASlice, ATuple, PrimitiveFunction,
-    abstract_of, broaden,
+    ENV_ANY,
+    AArray,
+    AConstant,
+    AEnv,
+    AFunction,
+    AScalar,
+    ASlice,
+    ATuple,
+    PrimitiveFunction,
+    abstract_of,
+    broaden,
 )
 from myia.infer.rules import RULES, broadcast_shapes, infer_primitive
 from myia.ir import EnvKey, Graph
@@ -90,6 +98,15 @@ def test_arithmetic_on_tuples():
     with pytest.raises(MyiaTypeError, match=r"`\+` \(add\) is not defined for f64 and \(i64, i64\)"):
         infer(P.add, F64, c((1, 2)))
     assert infer(P.add, ATuple([F64]), ATuple([I64])) == ATuple([F64, I64])  # concatenation
+
+
+def test_equality_with_none_and_tuples():
+    """`x is None` compiles to eq: a number never equals None."""
+    assert infer(P.eq, F64, c(None)) == c(False)
+    assert infer(P.ne, F64, c(None)) == c(True)
+    assert infer(P.eq, c(None), c(None)) == c(True)
+    assert infer(P.eq, ATuple([F64]), ATuple([F64])) == B
+    assert infer(P.eq, arr(3), c(None)) == arr(3, dtype="bool")
 
 
 def test_maximum_where():

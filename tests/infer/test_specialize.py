@@ -2,10 +2,9 @@
 whole corpus, and gradient programs), the "typed" stage, and the cache of
 `myia.compile` per argument types."""
 
+import myia
 import numpy as np
 import pytest
-
-import myia
 from myia.backend.vm import VM, Closure
 from myia.infer import AScalar, signature_of, specialize
 from myia.ir import Constant, Graph, manage
@@ -81,6 +80,15 @@ def test_macro_and_J_of_a_known_function_are_replaced():
 
 def lambda_free_grad(x):
     return myia.grad(square)(x)
+
+
+@pytest.mark.parametrize("case", by_tag("closure"), ids=lambda c: c.name)
+def test_closure_converted_programs_infer(case):
+    """After closure conversion (make_closure records, called as partial
+    applications), programs still infer and run the same."""
+    closure_convert = pytest.importorskip("myia.opt.closure_convert").closure_convert
+    graph = specialize(closure_convert(to_graph(case.fn)), signature_of(case.args))
+    assert_same(run(graph, case.args), case.run())
 
 
 # ---------------------------------------------------------------- the typed stage

@@ -10,8 +10,22 @@
 """
 
 from .abstract import (
-    ANY, BOTTOM, AArray, AConstant, AEnv, AFunction, AScalar, ASlice, ATuple, GraphFunction,
-    MacroFunction, PartialFunction, PrimitiveFunction, abstract_of, broaden, join,
+    ANY,
+    BOTTOM,
+    AArray,
+    AConstant,
+    AEnv,
+    AFunction,
+    AScalar,
+    ASlice,
+    ATuple,
+    GraphFunction,
+    MacroFunction,
+    PartialFunction,
+    PrimitiveFunction,
+    abstract_of,
+    broaden,
+    join,
     signature_of,
 )
 from .infer import InferenceResult, infer_graph

@@ -6,6 +6,7 @@
     ATuple(elements)            a tuple                                    (f64, i64[3])
     AFunction(options)          the functions a node may hold              fn(square)
     AEnv(entries)               a sensitivity environment {EnvKey: value}  env{x: f64}
+                                (ENV_ANY: contents unknown)                env{...}
     AConstant(value)            a static non-numeric value: None, a str (dtype names),
                                 a slice, an EnvKey, ...                    None
     ASlice(start, stop, step)   a slice with some bounds computed at run time
@@ -17,6 +18,8 @@ Function descriptors (the options of an AFunction):
     PrimitiveFunction(prim)
     MacroFunction(macro)            `grad` / `value_and_grad` written in subset code
                                     (myia.ad.grad.GradMacro), or J of it (JOf)
+    PartialFunction(fn, args)       fn with its first arguments bound (make_closure,
+                                    after closure conversion)
 
 `BOTTOM` means "no value yet" (a call whose result is still being inferred); it is
 never stored on a node of a specialized graph.
@@ -30,7 +33,9 @@ the number's type (the derivative of a program passes the zero sensitivity of a
 bool as False on one path and as 0 on another).  The specializer converts the value
 where such paths meet, so that it has the joined type at run time.  Every other
 mismatch (a float and a tuple, a scalar and an array, tuples of different lengths)
-is a `MyiaTypeError` naming both types.
+is a `MyiaTypeError` naming both types.  Two environments with one key holding
+values of different types join as ENV_ANY (each reader still knows what it reads:
+the default of env_getitem has the type of the value).
 """
 
 import numpy as np

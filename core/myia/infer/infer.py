@@ -48,9 +48,23 @@ from ..errors import MyiaError, MyiaGradError, MyiaTypeError
 from ..ir import Apply, Constant, Graph, Parameter, manage
 from ..prim import ops as P
 from .abstract import (
-    ANY, BOTTOM, ENV_ANY, NOT_CONSTANT, AEnv, AFunction, AScalar, ATuple, GraphFunction, MacroFunction,
-    PartialFunction, PrimitiveFunction, TypeMismatch, abstract_of, broaden,
-    constant_value, join,
+    ANY,
+    BOTTOM,
+    ENV_ANY,
+    NOT_CONSTANT,
+    AEnv,
+    AFunction,
+    AScalar,
+    ATuple,
+    GraphFunction,
+    MacroFunction,
+    PartialFunction,
+    PrimitiveFunction,
+    TypeMismatch,
+    abstract_of,
+    broaden,
+    constant_value,
+    join,
 )
 from .rules import infer_primitive
 
@@ -60,6 +74,9 @@ from .rules import infer_primitive
 MAX_SIGNATURES = 8
 MAX_VALUES = 4
 MAX_INT_VALUES = 32
+#: changes of the arguments of a closure called through values before environments
+#: that keep growing in them are widened to ENV_ANY
+MAX_SHARED_CHANGES = 3
 #: contexts of one graph in one parent context before giving up
 MAX_CONTEXTS = 100_000
 #: new contexts of a graph nested in its own calls before giving up (types keep
@@ -174,6 +191,7 @@ class Inferrer:
         self.queued = set()
         self.variants = defaultdict(set)  # (graph, parent, types) -> constant signatures
         self.shared = {}  # closure value -> its single context
+        self.shared_changes = defaultdict(int)
         self.shared_users = defaultdict(set)
         self.const_cache = {}
         self.current = None  # the (context, node) being evaluated
@@ -416,7 +434,7 @@ class Inferrer:
 
     def shared_context(self, ctx, node, opt, args):
         """The one context of all the calls of the closure `opt` through values (their
-        arguments joined, environments that grow widened to ENV_ANY)."""
+        arguments joined; environments that keep growing are widened to ENV_ANY)."""
         key = opt
         args = tuple(args)
         cur = self.shared.get(key)
@@ -425,7 +443,9 @@ class Inferrer:
                 callee = cur
             else:
                 try:
-                    joined = tuple(_widen(a, join(a, b)) for a, b in zip(cur.args, args))
+                    joined = tuple(join(a, b) for a, b in zip(cur.args, args))
+                    if self.shared_changes[key] >= MAX_SHARED_CHANGES:
+                        joined = tuple(_widen(a, j) for a, j in zip(cur.args, joined))
                 except TypeMismatch:
                     raise MyiaTypeError(
                         f"the function `{opt.graph.name}` is called with arguments of "
@@ -439,6 +459,7 @@ class Inferrer:
         users = self.shared_users[key]
         if callee is not cur:
             self.shared[key] = callee
+            self.shared_changes[key] += 1
             for c in users:
                 self.push(c)
         users.add(self.current)

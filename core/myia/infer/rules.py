@@ -29,8 +29,21 @@ from ..ir import EnvKey
 from ..prim import ops as P
 from ..prim.shape import DTYPES
 from .abstract import (
-    ANY, ENV_ANY, NOT_CONSTANT, AArray, AConstant, AEnv, AFunction, AScalar, ASlice, ATuple,
-    TypeMismatch, abstract_of, broaden, constant_value, join,
+    ANY,
+    ENV_ANY,
+    NOT_CONSTANT,
+    AArray,
+    AConstant,
+    AEnv,
+    AFunction,
+    AScalar,
+    ASlice,
+    ATuple,
+    TypeMismatch,
+    abstract_of,
+    broaden,
+    constant_value,
+    join,
 )
 
 RULES = {}

@@ -35,8 +35,17 @@ from ..ir.clone import _copy_graphs, _new_graph
 from ..prim import Primitive
 from ..prim import ops as P
 from .abstract import (
-    BOTTOM, NOT_CONSTANT, AArray, AConstant, AFunction, AScalar, ATuple, GraphFunction,
-    MacroFunction, PrimitiveFunction, constant_value,
+    BOTTOM,
+    NOT_CONSTANT,
+    AArray,
+    AConstant,
+    AFunction,
+    AScalar,
+    ATuple,
+    GraphFunction,
+    MacroFunction,
+    PrimitiveFunction,
+    constant_value,
 )
 from .infer import Context, JRecord, _targets, direct_call, infer_graph
 from .rules import EFFECTS

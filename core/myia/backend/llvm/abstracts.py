@@ -88,6 +88,11 @@ class Converter:
         if t is A.AConstant:
             return Static(a.value)
         if t is A.AEnv:
+            if a.entries is None:
+                raise backend_error(
+                    "an environment of unknown contents (inference widened the "
+                    "sensitivity of closures nested without bound, in the derivative of a "
+                    "loop of closures): its layout is not static", node)
             items = sorted(a.entries.items(), key=lambda kv: kv[0].node.id)
             return Env([(k, self(v, node)) for k, v in items])
         if t is A.AFunction:

@@ -177,6 +177,18 @@ class Lowering:
         self._guarded = None
         self.counter = 0
 
+    def check_program(self):
+        """Refuse, with the line, what only an interpreter can run: J of a function
+        value made at run time (the specializer leaves it for the VM when it cannot
+        resolve `grad` of a closure inside the program)."""
+        for g in self.mng.graphs:
+            for node in self.mng.nodes(g):
+                if node.is_apply(P.J) or node.is_apply(P.Jinv):
+                    raise backend_error(
+                        f"{node.inputs[0].value.name} of a function value computed at run "
+                        f"time (grad, inside the program, of a closure that "
+                        f"specialization could not resolve; the VM can run it)", node)
+
     # ---- types --------------------------------------------------------------------
 
     def ltype(self, node):
@@ -366,6 +378,7 @@ class Lowering:
 
     def run(self):
         """Lower everything; returns the root's function."""
+        self.check_program()
         root_fn = self.function(self.root)
         while self.todo:
             g = self.todo.pop()
