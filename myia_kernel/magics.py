@@ -179,6 +179,13 @@ def magic_grad(session, line):
         argnums = rest.pop(0)
     args = tuple(rest)
     name = tokens[0]
+    if not args:
+        # no example arguments: show the program for float arguments (the common
+        # case of a derivative), falling back to the parsed program if that fails
+        args = _float_examples(fn)
+        if args:
+            session.print(f"(optimized for float arguments {args}; give example arguments "
+                          f"after the argnums to choose others)")
     primal, p_stage, _ = _best_view(fn, args)
     adjoint, a_stage, note = _best_view(myia.grad(fn, argnums), args)
     p_ops, a_ops = primal.op_count(), adjoint.op_count()
@@ -190,6 +197,18 @@ def magic_grad(session, line):
     session.display(session.bundle(adjoint))
     ratio = f"{a_ops / p_ops:.1f}x" if p_ops else "n/a (the primal has no operations)"
     session.print(f"adjoint/primal operations: {a_ops}/{p_ops} = {ratio}")
+
+
+def _float_examples(fn):
+    """1.0 for each parameter without a default, if `fn` compiles for floats; else ()."""
+    try:
+        graph = myia.ir(fn).graph
+        n = sum(1 for p in graph.parameters if p.name not in graph.defaults)
+        args = (1.0,) * n
+        myia.ir(fn, *args, stage="typed")
+        return args
+    except Exception:  # not a float function: the parsed program will be shown
+        return ()
 
 
 def _is_argnums(v):
