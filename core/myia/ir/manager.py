@@ -122,6 +122,7 @@ def _compute(roots):
     twice)."""
     st = _State()
     fv_total = {}
+    by_owner = {}  # {graph: {owner graph: the graph's free variables owned by it}}
     while True:
         st.nodes = {}
         st.users = {}
@@ -132,7 +133,7 @@ def _compute(roots):
             g = todo.pop()
             if g in st.nodes:
                 continue
-            order, fvs, used = _walk(g, st.users, fv_total)
+            order, fvs, used = _walk(g, st.users, by_owner)
             st.nodes[g] = order
             st.fv_direct[g] = fvs
             st.graphs_used[g] = used
@@ -142,12 +143,17 @@ def _compute(roots):
         if new_total == fv_total:
             break
         fv_total = new_total
+        by_owner = {}
+        for g, fvs in fv_total.items():
+            groups = by_owner[g] = {}
+            for fv in fvs:
+                groups.setdefault(fv.graph, []).append(fv)
     st.fv_total = fv_total
     st.parents = _parents(st)
     return st
 
 
-def _walk(graph, users, fv_total):
+def _walk(graph, users, by_owner):
     """The nodes owned by `graph` that its output needs, inputs before users, and
     otherwise in creation order (so that parsed code prints in source order)."""
     fvs = {}
@@ -164,7 +170,7 @@ def _walk(graph, users, fv_total):
             if isinstance(node.value, Graph):
                 used[node.value] = None
                 # a graph returning a closure computes what the closure captures
-                stack.extend(fv for fv in fv_total.get(node.value, ()) if fv.graph is graph)
+                stack.extend(by_owner.get(node.value, {}).get(graph, ()))
             continue
         if node.graph is not graph:
             fvs[node] = None
@@ -177,8 +183,7 @@ def _walk(graph, users, fv_total):
                     if isinstance(inp.value, Graph):
                         used[inp.value] = None
                         # the closure needs its free variables owned by this graph first
-                        before.extend(fv for fv in fv_total.get(inp.value, ())
-                                      if fv.graph is graph)
+                        before.extend(by_owner.get(inp.value, {}).get(graph, ()))
                 elif inp.graph is graph:
                     before.append(inp)
                 else:
