@@ -49,7 +49,10 @@ def main():
     print(myia.ir(newton_sqrt))
     print("\n== the adjoint program of poly (a graph, no tape) ==")
     adjoint = myia.ir(myia.grad(poly), 2.0)
-    print(f"{adjoint.op_count()} primitive applications before optimization")
+    optimized = myia.ir(myia.grad(poly), 2.0, stage="optimized")
+    print(f"{adjoint.op_count()} primitive applications before optimization, "
+          f"{optimized.op_count()} after:")
+    print(optimized)
 
 
 if __name__ == "__main__":
