@@ -3,6 +3,7 @@
 from ..ir import Apply, Constant, Graph, clone_many, manage
 from . import rules as R
 from .cse import cse
+from .interproc import interprocedural
 from .pass_manager import PassLog, count_ops, run_pass
 
 
@@ -12,7 +13,9 @@ def optimize(root, log=None):
     1. simplify: structure (tuples, environments, switch on constants), the rules
        for derivative programs, algebra and constant folding, and inlining, to a
        fixed point;
-    2. CSE, then simplify again (merging can expose more), until nothing changes.
+    2. CSE and the interprocedural rewrites (narrowing outputs every caller projects,
+       eta-reducing forwarding closures), then simplify again (each can expose more),
+       until nothing changes.
     """
     log = log if log is not None else PassLog()
     _make_private(root)
@@ -22,7 +25,8 @@ def optimize(root, log=None):
         merged = cse(root)
         if merged:
             log.counts["cse"] += merged
-        if not merged and count_ops(root) == before and round_ > 0:
+        fired = interprocedural(root, log)
+        if not merged and not fired and count_ops(root) == before and round_ > 0:
             break
     return root
 

@@ -48,6 +48,23 @@ def getitem_of_make_tuple(node, ctx):
 
 
 @rule
+def make_tuple_of_getitems(node, ctx):
+    """make_tuple(tuple_getitem(t, 0), ..., tuple_getitem(t, n-1)) -> t, for t of length n"""
+    if _is(node, P.make_tuple) and len(node.inputs) > 1:
+        first = node.inputs[1]
+        if not _is(first, P.tuple_getitem):
+            return None
+        t = first.inputs[1]
+        for k, e in enumerate(node.inputs[1:]):
+            if not (_is(e, P.tuple_getitem) and e.inputs[1] is t and _const(e.inputs[2])
+                    and e.inputs[2].value == k):
+                return None
+        if t.abstract is not None and t.abstract == node.abstract:
+            return t
+    return None
+
+
+@rule
 def getitem_of_constant_tuple(node, ctx):
     """tuple_getitem((c0, ..., cn), i) -> ci"""
     if _is(node, P.tuple_getitem):
@@ -483,7 +500,7 @@ def add_zeros_like(node, ctx):
 
 # ---- rule lists -------------------------------------------------------------------
 
-STRUCTURAL = [getitem_of_make_tuple, getitem_of_constant_tuple, setitem_of_make_tuple,
+STRUCTURAL = [getitem_of_make_tuple, make_tuple_of_getitems, getitem_of_constant_tuple, setitem_of_make_tuple,
               env_getitem_of_setitem, env_setitem_of_zero, env_getitem_of_integer, env_add_of_new,
               add_of_complementary_switches, switch_on_constant, switch_same,
               J_of_graph_constant, Jinv_of_J]

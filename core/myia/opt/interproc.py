@@ -1,0 +1,333 @@
+"""Rewrites that need every call site of a graph: narrowing outputs, eta-reducing closures.
+
+The local rules (`rules.py`) see one node at a time, so they cannot remove what a
+derivative program passes between graphs: a backpropagator returns a tuple, or an
+environment, of which every caller reads one entry; a loop's backpropagator is a
+closure whose whole body calls another closure.  Inference knows, at every call, the
+set of functions the callee may be (`AFunction` options), so the call sites of each
+graph are known, provided no function value escapes to a place that calls it unseen
+(a primitive other than those that only carry values, or the program's result).
+
+    narrow_outputs   every caller of graphs f1..fn reads the same projection P of the
+                     result (tuple_getitem(., i) or env_getitem(., k, d)): each fi returns
+                     P(its output), and the callers use the call itself.
+    eta_reduce       g(p1..pn) = f(p1..pn) with f a free variable of g (or a constant
+                     function): uses of g become uses of f, and abstracts that name g
+                     name f's options instead.
+"""
+
+from ..infer.abstract import AEnv, AFunction, ATuple, GraphFunction, PartialFunction
+from ..ir import Apply, Constant, Graph, manage
+from ..prim import Primitive
+from ..prim import ops as P
+
+#: primitives that only carry function values (never call them)
+_CARRIERS = {"make_tuple", "tuple_getitem", "switch", "env_setitem", "env_getitem"}
+
+
+def _options_in(a, out):
+    """Add to `out` every function option named anywhere inside abstract `a`."""
+    t = type(a)
+    if t is AFunction:
+        for o in a.options:
+            out.add(o)
+            if isinstance(o, PartialFunction):
+                out.add(o.fn)
+                for x in o.args:
+                    _options_in(x, out)
+    elif t is ATuple:
+        for e in a.elements:
+            _options_in(e, out)
+    elif t is AEnv and a.entries:
+        for v in a.entries.values():
+            _options_in(v, out)
+    return out
+
+
+class CallGraph:
+    """Which graphs each call may reach, and which graphs are called unseen."""
+
+    def __init__(self, root):
+        self.root = root
+        self.mng = mng = manage(root)
+        self.graph_of = {}  # GraphFunction option -> graph
+        self.option_of = {}  # graph -> its option
+        self.uses = {}  # graph -> [(user Apply or None for an output, index, owner graph)]
+        self.ok = True  # False: some node is untyped, nothing is known
+        applies = []
+        for g in mng.graphs:
+            out = g.output
+            if isinstance(out, Constant) and isinstance(out.value, Graph):
+                self._note(out, g)
+                self.uses.setdefault(out.value, []).append((None, g, g))
+            for node in mng.nodes(g):
+                if isinstance(node, Apply):
+                    applies.append(node)
+                    for i, inp in enumerate(node.inputs):
+                        if isinstance(inp, Constant) and isinstance(inp.value, Graph):
+                            self._note(inp, g)
+                            self.uses.setdefault(inp.value, []).append((node, i, g))
+        self.sites = {}  # call node -> [graphs]
+        self.escaped = set()  # options that may be called where we cannot see
+        self.escaped |= _options_in(root.output.abstract, set())
+        for node in applies:
+            fn = node.inputs[0]
+            if isinstance(fn, Constant) and isinstance(fn.value, Primitive):
+                if fn.value.name not in _CARRIERS:
+                    for a in node.inputs[1:]:
+                        if a.abstract is None:
+                            continue
+                        _options_in(a.abstract, self.escaped)
+                continue
+            a = fn.abstract
+            if not isinstance(a, AFunction):
+                self.ok = False
+                return
+            graphs = []
+            for o in a.options:
+                g = self.graph_of.get(o) if isinstance(o, GraphFunction) else None
+                if g is None:
+                    graphs = None  # a primitive, a partial, a macro: not a graph call
+                    break
+                graphs.append(g)
+            self.sites[node] = graphs
+
+    def _note(self, const, owner):
+        a = const.abstract
+        if isinstance(a, AFunction) and len(a.options) == 1:
+            (o,) = a.options
+            if isinstance(o, GraphFunction):
+                self.graph_of.setdefault(o, const.value)
+                self.option_of.setdefault(const.value, o)
+                return
+        self.ok = False
+
+    def known(self, g):
+        """True if every call of `g` is one of `sites`."""
+        o = self.option_of.get(g)
+        return o is not None and o not in self.escaped and g is not self.root
+
+
+# ---- narrowing outputs --------------------------------------------------------------
+
+
+def _projection(user, site):
+    """The projection `user` applies to `site` as a hashable signature, or None."""
+    if not isinstance(user, Apply) or user.inputs[1] is not site:
+        return None
+    if user.is_apply(P.tuple_getitem):
+        i = user.inputs[2]
+        if isinstance(i, Constant) and isinstance(i.value, int):
+            return ("tuple_getitem", i.value)
+    if user.is_apply(P.env_getitem):
+        k, d = user.inputs[2], user.inputs[3]
+        if isinstance(k, Constant) and isinstance(d, Constant) \
+                and not isinstance(d.value, (Graph, Primitive)):
+            try:
+                hash(d.value)
+            except TypeError:
+                return None
+            return ("env_getitem", k.value, type(d.value), d.value)
+    return None
+
+
+def narrow_outputs(root):
+    """Push a projection that every caller applies into the callees.  Returns the
+    number of graph groups narrowed."""
+    cg = CallGraph(root)
+    if not cg.ok:
+        return 0
+    mng = cg.mng
+    parent = {}
+
+    def find(g):
+        while parent.setdefault(g, g) is not g:
+            parent[g] = parent[parent[g]]
+            g = parent[g]
+        return g
+
+    def union(a, b):
+        ra, rb = find(a), find(b)
+        if ra is not rb:
+            parent[ra] = rb
+
+    blocked = set()
+    tail_of = {}  # site -> the graph whose output it is
+    outputs = {g.output: g for g in mng.graphs}
+    for site, graphs in cg.sites.items():
+        if not graphs:
+            continue
+        for g in graphs[1:]:
+            union(graphs[0], g)
+        h = outputs.get(site)
+        if h is not None:
+            tail_of[site] = h
+            union(graphs[0], h)
+    for site, graphs in cg.sites.items():
+        if graphs is None:
+            continue
+        if any(not cg.known(g) for g in graphs):
+            blocked.update(find(g) for g in graphs)
+    for g in mng.graphs:
+        if not cg.known(g):
+            blocked.add(find(g))
+
+    groups = {}
+    for site, graphs in cg.sites.items():
+        if graphs:
+            groups.setdefault(find(graphs[0]), []).append(site)
+
+    narrowed = 0
+    for key, sites in groups.items():
+        if key in blocked:
+            continue
+        members = {g for g in mng.graphs if find(g) is key}
+        proj, abstract, users = None, None, []
+        fine = True
+        for site in sites:
+            for user, _ in mng.users(site):
+                p = _projection(user, site)
+                if p is None or (proj is not None and p != proj) \
+                        or (abstract is not None and user.abstract != abstract):
+                    fine = False
+                    break
+                proj, abstract = p, user.abstract
+                users.append((site, user))
+            if not fine:
+                break
+        if not fine or proj is None:
+            continue
+        # every member that is not a pass-through of another member's result projects
+        for g in members:
+            if g.output in tail_of and tail_of[g.output] is g and cg.sites.get(g.output):
+                continue
+            new = Apply(g, [users[0][1].inputs[0], g.output] + list(users[0][1].inputs[2:]),
+                        g.output.loc)
+            new.abstract = abstract
+            g.output = new
+        for site, user in users:
+            mng.replace(user, site)
+        for site in sites:
+            site.abstract = abstract
+        mng.invalidate()
+        narrowed += 1
+    return narrowed
+
+
+# ---- eta reduction ----------------------------------------------------------------
+
+
+def _eta_target(g, mng):
+    """f when g(p1..pn) = f(p1..pn) and f is visible outside g; else None."""
+    out = g.output
+    if not isinstance(out, Apply):
+        return None
+    f = out.inputs[0]
+    args = out.inputs[1:]
+    if isinstance(f, Constant):
+        if not isinstance(f.value, Graph) or f.value is g:
+            return None
+    elif f.graph is g or not isinstance(f.abstract, AFunction):
+        return None
+    if len(args) != len(g.parameters):
+        return None
+    for a, p in zip(args, g.parameters):
+        if a is p:
+            continue
+        # a parameter inference proved constant may be passed as that constant
+        if isinstance(a, Constant) and p.abstract is not None and a.abstract is not None \
+                and getattr(p.abstract, "known", False) and p.abstract == a.abstract:
+            continue
+        return None
+    return f
+
+
+def eta_reduce(root):
+    """Replace closures that only forward their arguments by the function they call.
+    Returns the number of graphs removed."""
+    cg = CallGraph(root)
+    if not cg.ok:
+        return 0
+    mng = cg.mng
+    done = 0
+    substitution = {}
+    for g in mng.graphs:
+        if not cg.known(g) or g in substitution:
+            continue
+        f = _eta_target(g, mng)
+        if f is None:
+            continue
+        f_abstract = f.abstract
+        if not isinstance(f_abstract, AFunction) or cg.option_of[g] in f_abstract.options:
+            continue
+        uses = cg.uses.get(g, [])
+        if not isinstance(f, Constant):
+            owner = f.graph
+            if any(h is not owner and owner not in mng.ancestors(h) for _, _, h in uses):
+                continue
+        for user, i, h in uses:
+            if user is None:
+                h.output = f
+            else:
+                user.inputs[i] = f
+        substitution[cg.option_of[g]] = f_abstract.options
+        done += 1
+        break  # the call graph changed: recompute before the next one
+    if substitution:
+        _substitute_options(mng, substitution)
+    return done
+
+
+def _substitute_options(mng, substitution):
+    """Rewrite every abstract in the program: each option in `substitution` becomes
+    the options it maps to."""
+    memo = {}
+
+    def sub(a):
+        if a is None:
+            return a
+        r = memo.get(a)
+        if r is not None:
+            return r
+        t = type(a)
+        if t is AFunction:
+            opts = set()
+            for o in a.options:
+                opts |= set(substitution.get(o, (o,)))
+            r = AFunction(opts)
+        elif t is ATuple:
+            r = ATuple(sub(e) for e in a.elements)
+        elif t is AEnv and a.entries:
+            r = AEnv({k: sub(v) for k, v in a.entries.items()})
+        else:
+            r = a
+        memo[a] = r
+        return r
+
+    mng.invalidate()
+    for g in mng.graphs:
+        for p in g.parameters:
+            p.abstract = sub(p.abstract)
+        nodes = list(mng.nodes(g))
+        for node in nodes:
+            node.abstract = sub(node.abstract)
+            for inp in node.inputs:
+                if isinstance(inp, Constant):
+                    inp.abstract = sub(inp.abstract)
+        if isinstance(g.output, Constant):
+            g.output.abstract = sub(g.output.abstract)
+
+
+def interprocedural(root, log=None):
+    """Narrow outputs and eta-reduce until neither applies; returns how many fired."""
+    total = 0
+    for _ in range(50):
+        n = narrow_outputs(root)
+        m = eta_reduce(root)
+        if log is not None:
+            log.counts["narrow_outputs"] += n
+            log.counts["eta_reduce"] += m
+        total += n + m
+        if not n and not m:
+            break
+    return total
