@@ -8,6 +8,7 @@ set of functions the callee may be (`AFunction` options), so the call sites of e
 graph are known, provided no function value escapes to a place that calls it unseen
 (a primitive other than those that only carry values, or the program's result).
 
+    drop_dead_entries  a tuple entry callers only hand back up is never computed.
     narrow_outputs   every caller of graphs f1..fn reads the same projection P of the
                      result (tuple_getitem(., i) or env_getitem(., k, d)): each fi returns
                      P(its output), and the callers use the call itself.
@@ -16,12 +17,14 @@ graph are known, provided no function value escapes to a place that calls it uns
                      name f's options instead.
 """
 
-from ..infer.abstract import AEnv, AFunction, ATuple, GraphFunction, PartialFunction
+from ..infer.abstract import AConstant, AEnv, AFunction, ATuple, GraphFunction, PartialFunction
 from ..ir import Apply, Constant, Graph, manage
 from ..prim import Primitive
 from ..prim import ops as P
 
 #: primitives that only carry function values (never call them)
+_NONE = AConstant(None)
+
 _CARRIERS = {"make_tuple", "tuple_getitem", "switch", "env_setitem", "env_getitem"}
 
 
@@ -54,6 +57,7 @@ class CallGraph:
         self.option_of = {}  # graph -> its option
         self.uses = {}  # graph -> [(user Apply or None for an output, index, owner graph)]
         self.ok = True  # False: some node is untyped, nothing is known
+        self._graphs_by_option = {}
         applies = []
         for g in mng.graphs:
             out = g.output
@@ -67,6 +71,13 @@ class CallGraph:
                         if isinstance(inp, Constant) and isinstance(inp.value, Graph):
                             self._note(inp, g)
                             self.uses.setdefault(inp.value, []).append((node, i, g))
+        # inlining copies the graphs nested in the inlined one, abstracts included: two
+        # graphs may then share an option, and a call of it cannot be attributed
+        for o, gs in self._graphs_by_option.items():
+            if len(gs) > 1:
+                del self.graph_of[o]
+                for g in gs:
+                    self.option_of.pop(g, None)
         self.sites = {}  # call node -> [graphs]
         self.escaped = set()  # options that may be called where we cannot see
         self.escaped |= _options_in(root.output.abstract, set())
@@ -97,6 +108,7 @@ class CallGraph:
         if isinstance(a, AFunction) and len(a.options) == 1:
             (o,) = a.options
             if isinstance(o, GraphFunction):
+                self._graphs_by_option.setdefault(o, set()).add(const.value)
                 self.graph_of.setdefault(o, const.value)
                 self.option_of.setdefault(const.value, o)
                 return
@@ -131,6 +143,61 @@ def _projection(user, site):
     return None
 
 
+class CallGroups:
+    """Graphs that share a call site, grouped (a graph returning a call of others
+    joins their group: its callers see their results).  For each group: its members,
+    its call sites, and whether it is blocked (some member may be called unseen)."""
+
+    def __init__(self, cg):
+        self.cg = cg
+        mng = cg.mng
+        self.parent = {}
+        self.tail_of = {}  # call site -> the graph whose output it is
+        outputs = {g.output: g for g in mng.graphs}
+        for site, graphs in cg.sites.items():
+            if not graphs:
+                continue
+            for g in graphs[1:]:
+                self._union(graphs[0], g)
+            h = outputs.get(site)
+            if h is not None:
+                self.tail_of[site] = h
+                self._union(graphs[0], h)
+        blocked = set()
+        for site, graphs in cg.sites.items():
+            if graphs is not None and any(not cg.known(g) for g in graphs):
+                blocked.update(self.find(g) for g in graphs)
+        for g in mng.graphs:
+            if not cg.known(g):
+                blocked.add(self.find(g))
+        self.groups = []  # (members, sites)
+        by_key = {}
+        for site, graphs in cg.sites.items():
+            if graphs:
+                by_key.setdefault(self.find(graphs[0]), []).append(site)
+        for key, sites in by_key.items():
+            if key not in blocked:
+                members = [g for g in mng.graphs if self.find(g) is key]
+                self.groups.append((members, sites))
+
+    def find(self, g):
+        parent = self.parent
+        while parent.setdefault(g, g) is not g:
+            parent[g] = parent[parent[g]]
+            g = parent[g]
+        return g
+
+    def _union(self, a, b):
+        ra, rb = self.find(a), self.find(b)
+        if ra is not rb:
+            self.parent[ra] = rb
+
+    def passes_through(self, g):
+        """True if `g` returns the result of a call of its own group."""
+        return g.output in self.tail_of and self.tail_of[g.output] is g \
+            and bool(self.cg.sites.get(g.output))
+
+
 def narrow_outputs(root):
     """Push a projection that every caller applies into the callees.  Returns the
     number of graph groups narrowed."""
@@ -138,50 +205,9 @@ def narrow_outputs(root):
     if not cg.ok:
         return 0
     mng = cg.mng
-    parent = {}
-
-    def find(g):
-        while parent.setdefault(g, g) is not g:
-            parent[g] = parent[parent[g]]
-            g = parent[g]
-        return g
-
-    def union(a, b):
-        ra, rb = find(a), find(b)
-        if ra is not rb:
-            parent[ra] = rb
-
-    blocked = set()
-    tail_of = {}  # site -> the graph whose output it is
-    outputs = {g.output: g for g in mng.graphs}
-    for site, graphs in cg.sites.items():
-        if not graphs:
-            continue
-        for g in graphs[1:]:
-            union(graphs[0], g)
-        h = outputs.get(site)
-        if h is not None:
-            tail_of[site] = h
-            union(graphs[0], h)
-    for site, graphs in cg.sites.items():
-        if graphs is None:
-            continue
-        if any(not cg.known(g) for g in graphs):
-            blocked.update(find(g) for g in graphs)
-    for g in mng.graphs:
-        if not cg.known(g):
-            blocked.add(find(g))
-
-    groups = {}
-    for site, graphs in cg.sites.items():
-        if graphs:
-            groups.setdefault(find(graphs[0]), []).append(site)
-
+    groups = CallGroups(cg)
     narrowed = 0
-    for key, sites in groups.items():
-        if key in blocked:
-            continue
-        members = {g for g in mng.graphs if find(g) is key}
+    for members, sites in groups.groups:
         proj, abstract, users = None, None, []
         fine = True
         for site in sites:
@@ -197,10 +223,9 @@ def narrow_outputs(root):
                 break
         if not fine or proj is None:
             continue
-        # every member that is not a pass-through of another member's result projects
         for g in members:
-            if g.output in tail_of and tail_of[g.output] is g and cg.sites.get(g.output):
-                continue
+            if groups.passes_through(g):
+                continue  # its callee returns the projection already
             new = Apply(g, [users[0][1].inputs[0], g.output] + list(users[0][1].inputs[2:]),
                         g.output.loc)
             new.abstract = abstract
@@ -212,6 +237,72 @@ def narrow_outputs(root):
         mng.invalidate()
         narrowed += 1
     return narrowed
+
+
+# ---- dead tuple entries -------------------------------------------------------------
+
+
+def drop_dead_entries(root):
+    """A tuple entry that callers only pass back up as the same entry of their own
+    result (a loop's value, threaded through every iteration's (value, backpropagator)
+    pair when only the backpropagator is wanted) is never read: the callees return
+    None in its place.  Returns the number of entries dropped."""
+    cg = CallGraph(root)
+    if not cg.ok:
+        return 0
+    mng = cg.mng
+    groups = CallGroups(cg)
+    dropped = 0
+    for members, sites in groups.groups:
+        outs = {g.output for g in members if not groups.passes_through(g)}
+        # each output is a make_tuple used by nothing else
+        if not all(o.is_apply(P.make_tuple) and not mng.users(o) for o in outs):
+            continue
+        width = {len(o.inputs) - 1 for o in outs}
+        if len(width) != 1:
+            continue
+        (n,) = width
+        live = set()
+        fine = True
+        for site in sites:
+            if not isinstance(site.abstract, ATuple):
+                fine = False
+                break
+            for user, _ in mng.users(site):
+                p = _projection(user, site)
+                if p is None or p[0] != "tuple_getitem":
+                    fine = False
+                    break
+                i = p[1]
+                uses = mng.users(user)
+                if not uses or any(u not in outs or k != i + 1 for u, k in uses):
+                    live.add(i)
+            if not fine:
+                break
+        dead = [i for i in range(n) if i not in live]
+        if not fine or not dead or all(_is_none(o.inputs[1 + i]) for o in outs for i in dead):
+            continue
+        for o in outs:
+            for i in dead:
+                c = Constant(None, o.loc)
+                c.abstract = _NONE
+                o.inputs[1 + i] = c
+        for node in list(outs) + list(sites):
+            elems = list(node.abstract.elements)
+            for i in dead:
+                elems[i] = _NONE
+            node.abstract = ATuple(elems)
+        for site in sites:
+            for user, _ in mng.users(site):
+                if user.inputs[2].value in dead:
+                    user.abstract = _NONE
+        mng.invalidate()
+        dropped += len(dead)
+    return dropped
+
+
+def _is_none(node):
+    return isinstance(node, Constant) and node.value is None
 
 
 # ---- eta reduction ----------------------------------------------------------------
@@ -322,12 +413,13 @@ def interprocedural(root, log=None):
     """Narrow outputs and eta-reduce until neither applies; returns how many fired."""
     total = 0
     for _ in range(50):
-        n = narrow_outputs(root)
-        m = eta_reduce(root)
-        if log is not None:
-            log.counts["narrow_outputs"] += n
-            log.counts["eta_reduce"] += m
-        total += n + m
-        if not n and not m:
+        fired = 0
+        for rewrite in (drop_dead_entries, narrow_outputs, eta_reduce):
+            n = rewrite(root)
+            if log is not None and n:
+                log.counts[rewrite.__name__] += n
+            fired += n
+        total += fired
+        if not fired:
             break
     return total

@@ -48,6 +48,20 @@ def getitem_of_make_tuple(node, ctx):
 
 
 @rule
+def getitem_of_tuple(node, ctx):
+    """getitem(t, i) -> tuple_getitem(t, i), for a tuple t and a constant int i"""
+    if _is(node, P.getitem):
+        _, t, i = node.inputs
+        a = t.abstract
+        if _const(i) and type(i.value) is int and a is not None and hasattr(a, "elements") \
+                and 0 <= i.value < len(a.elements):
+            new = node.graph.apply(P.tuple_getitem, t, i, loc=node.loc)
+            new.abstract = node.abstract
+            return new
+    return None
+
+
+@rule
 def make_tuple_of_getitems(node, ctx):
     """make_tuple(tuple_getitem(t, 0), ..., tuple_getitem(t, n-1)) -> t, for t of length n"""
     if _is(node, P.make_tuple) and len(node.inputs) > 1:
@@ -500,7 +514,7 @@ def add_zeros_like(node, ctx):
 
 # ---- rule lists -------------------------------------------------------------------
 
-STRUCTURAL = [getitem_of_make_tuple, make_tuple_of_getitems, getitem_of_constant_tuple, setitem_of_make_tuple,
+STRUCTURAL = [getitem_of_tuple, getitem_of_make_tuple, make_tuple_of_getitems, getitem_of_constant_tuple, setitem_of_make_tuple,
               env_getitem_of_setitem, env_setitem_of_zero, env_getitem_of_integer, env_add_of_new,
               add_of_complementary_switches, switch_on_constant, switch_same,
               J_of_graph_constant, Jinv_of_J]

@@ -1,0 +1,71 @@
+"""Interprocedural rewrites: what every caller of a graph reads is all the graph computes."""
+
+import math
+
+import myia
+from myia.ir import manage
+from tests.opt.test_targets import optimized, prim_names
+
+
+def halve_until(x, n):
+    if n == 0:
+        return (x, x + 1.0)
+    return halve_until(x * 0.5, n - 1)
+
+
+def first_only(x, n):
+    return halve_until(x, n)[0]
+
+
+def both_entries(x, n):
+    t = halve_until(x, n)
+    return t[0] * t[1]
+
+
+def test_an_entry_no_caller_reads_is_not_computed():
+    view = optimized(first_only, 3.0, 4)
+    names = prim_names(view)
+    assert "add" not in names and "make_tuple" not in names and "tuple_getitem" not in names, \
+        str(view)
+    assert myia.compile(first_only, backend="vm")(3.0, 4) == first_only(3.0, 4)
+
+
+def test_entries_a_caller_reads_are_kept():
+    view = optimized(both_entries, 3.0, 4)
+    names = prim_names(view)
+    assert "add" in names and "make_tuple" in names, str(view)
+    assert myia.compile(both_entries, backend="vm")(3.0, 4) == both_entries(3.0, 4)
+
+
+def sin_loop(x, n):
+    i = 0
+    while i < n:
+        x = math.sin(x)
+        i = i + 1
+    return x
+
+
+ENV_OPS = {"env_new", "env_setitem", "env_getitem", "env_add"}
+
+
+def test_loop_backpropagators_pass_no_environment():
+    view = optimized(myia.value_and_grad(sin_loop), 0.5, 100)
+    assert not ENV_OPS & set(prim_names(view)), str(view)
+
+
+def test_gradient_of_a_loop_does_not_thread_the_forward_value():
+    # grad (not value_and_grad): each iteration returns only its backpropagator
+    view = optimized(myia.grad(sin_loop), 0.5, 100)
+    names = prim_names(view)
+    assert "make_tuple" not in names and "tuple_getitem" not in names, str(view)
+    assert math.isclose(myia.compile(myia.grad(sin_loop), backend="vm")(0.5, 100),
+                        myia.grad(sin_loop)(0.5, 100))
+
+
+def test_closures_that_only_forward_are_removed():
+    # the loop header's backpropagator only calls its branch's: eta-reduced away
+    view = optimized(myia.grad(sin_loop), 0.5, 100)
+    log = view.log
+    assert log.counts["eta_reduce"] > 0 and log.counts["narrow_outputs"] > 0
+    graphs = manage(view.graph).graphs
+    assert not any(g.name.startswith("◀") and "header" in g.name for g in graphs), str(view)
