@@ -92,9 +92,6 @@ def test_cheap_gradient_mlp():
     assert both <= 3 * forward, f"{both} operations for a forward of {forward}"
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: 16 operations for a forward of 5 (3.2x): "
-                   "each iteration still returns its (value, backpropagator) pair, which the "
-                   "IR can only build and take apart with tuple operations")
 def test_cheap_gradient_loop():
     forward = optimized(sin_loop, 0.5).op_count()
     both = optimized(myia.value_and_grad(sin_loop), 0.5).op_count()

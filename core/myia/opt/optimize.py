@@ -15,7 +15,8 @@ def optimize(root, log=None):
        fixed point;
     2. CSE and the interprocedural rewrites (narrowing outputs every caller projects,
        eta-reducing forwarding closures), then simplify again (each can expose more),
-       until nothing changes.
+       until nothing changes;
+    3. the finishing rules (record updates).
     """
     log = log if log is not None else PassLog()
     _make_private(root)
@@ -28,6 +29,7 @@ def optimize(root, log=None):
         fired = interprocedural(root, log)
         if not merged and not fired and count_ops(root) == before and round_ > 0:
             break
+    run_pass(root, R.FINISH, name="finish", log=log)
     return root
 
 

@@ -79,6 +79,34 @@ def make_tuple_of_getitems(node, ctx):
 
 
 @rule
+def make_tuple_as_update(node, ctx):
+    """make_tuple(t[0], .., v, .., t[n-1]) -> tuple_setitem(t, k, v), for t of length n
+    (a record update: one operation instead of n - 1 reads and a build)"""
+    if not (_is(node, P.make_tuple) and len(node.inputs) > 2 and node.abstract is not None):
+        return None
+    elems = node.inputs[1:]
+    source, other = None, None
+    for k, e in enumerate(elems):
+        if _is(e, P.tuple_getitem) and _const(e.inputs[2]) and e.inputs[2].value == k \
+                and (source is None or e.inputs[1] is source):
+            source = e.inputs[1]
+        elif other is None:
+            other = k
+        else:
+            return None
+    if source is None or other is None:
+        return None
+    a = source.abstract
+    if a is None or not hasattr(a, "elements") or len(a.elements) != len(elems) \
+            or any(a.elements[j] != node.abstract.elements[j]
+                   for j in range(len(elems)) if j != other):
+        return None
+    new = node.graph.apply(P.tuple_setitem, source, other, elems[other], loc=node.loc)
+    new.abstract = node.abstract
+    return new
+
+
+@rule
 def getitem_of_constant_tuple(node, ctx):
     """tuple_getitem((c0, ..., cn), i) -> ci"""
     if _is(node, P.tuple_getitem):
@@ -524,5 +552,8 @@ ALGEBRAIC = [constant_fold, multiply_by_one, add_zero, double_negation, multiply
 DERIVATIVE = [grad_seed_of_float, zeros_like_of_scalar, zeros_like_of_function,
               env_getitem_of_switch, add_zeros_like, gadd_to_add, unbroadcast_same_shape]
 INLINE = [inline_call]
+
+#: run once the program is otherwise optimized (they hide structure the others use)
+FINISH = [make_tuple_as_update]
 
 ALL = STRUCTURAL + DERIVATIVE + ALGEBRAIC + INLINE

@@ -48,7 +48,12 @@ def lower_tuple_setitem(fl, node, args, types, out):
     t = types[0]
     b = fl.b
     i = _index(fl.static(node.inputs[2]), len(t.elems), node)
-    v = coerce(fl, args[0], t, out, node)
+    # entry by entry: the replaced entry's type may differ from the result's
+    v = ir.Constant(to_ir(out), ir.Undefined)
+    for k in range(len(out.elems)):
+        if k != i:
+            e = b.extract_value(args[0], k)
+            v = b.insert_value(v, coerce(fl, e, t.elems[k], out.elems[k], node), k)
     return b.insert_value(v, coerce(fl, args[2], types[2], out.elems[i], node), i)
 
 
