@@ -528,6 +528,35 @@ def env_getitem_of_switch(node, ctx):
     return None
 
 
+#: cheap scalar operations that cannot fail, worth computing in the forward pass
+_RESIDUAL_OPS = {"sin", "cos", "exp", "tanh", "neg", "add", "sub", "mul"}
+
+
+@rule
+def hoist_residual(node, ctx):
+    """in a backpropagator, p(y) -> a free variable p(y) computed where y is: the forward
+    pass computes what the backward needs of its values (cos(x) next to sin(x))"""
+    g = node.graph
+    if g.flags.get("kind") != "bprop" or _scalar_dtype(node) not in ("float64", "float32"):
+        return None
+    fn = node.inputs[0]
+    if not (isinstance(fn, Constant) and isinstance(fn.value, Primitive)
+            and fn.value.name in _RESIDUAL_OPS):
+        return None
+    owner = None
+    for a in node.inputs[1:]:
+        if _const(a):
+            continue
+        if isinstance(a, Constant) or a.graph is g or (owner is not None and a.graph is not owner):
+            return None
+        owner = a.graph
+    if owner is None:
+        return None
+    new = Apply(owner, list(node.inputs), node.loc, node.name)
+    new.abstract = node.abstract
+    return new
+
+
 @rule
 def add_zeros_like(node, ctx):
     """gadd(x, zeros_like(y)) -> x;  gadd(zeros_like(y), x) -> x"""
@@ -550,7 +579,8 @@ ALGEBRAIC = [constant_fold, multiply_by_one, add_zero, double_negation, multiply
              truth_of_bool, power_one_or_two, reshape_to_same_shape, implicit_broadcast,
              broadcast_outward]
 DERIVATIVE = [grad_seed_of_float, zeros_like_of_scalar, zeros_like_of_function,
-              env_getitem_of_switch, add_zeros_like, gadd_to_add, unbroadcast_same_shape]
+              env_getitem_of_switch, add_zeros_like, gadd_to_add, unbroadcast_same_shape,
+              hoist_residual]
 INLINE = [inline_call]
 
 #: run once the program is otherwise optimized (they hide structure the others use)
