@@ -1,6 +1,13 @@
 """Small code-generation helpers on top of llvmlite's IRBuilder: byte offsets, loops,
-and the runtime helpers (arena allocation, polling) that each module defines for
-itself (internal linkage, so LLVM can inline them)."""
+outlined kernels, and the runtime helpers.
+
+Runtime helpers are of two kinds.  The small ones on hot paths (the arena's bump
+allocation, polling) are defined by each module for itself (internal linkage, so LLVM
+can inline them).  The others (the arena's slow paths, freeing, unboxing and boxing
+arrays, strided copies) are defined once, in the engine's runtime module (see
+`runtime_fn` and `runtime._compile_runtime`), and only declared by each program's
+module: they are compiled once per machine (the runtime module is cached on disk
+like any other), not once per program."""
 
 import contextlib
 
@@ -9,11 +16,173 @@ import llvmlite.ir as ir
 from .runtime import (ARENA_HEADER, BLOCK_CHUNK, BLOCK_OWN, CHUNK, CTX_POINTERS, GIL_YIELD_CYCLES,
                       SMALL_ALLOC,
                       CTX_INDEX, CTX_TYPE, I1, I8, I32, I64, PTR, SIGNAL_POLL_PERIOD,
-                      STATUS_INTERRUPT, STATUS_NOMEM, STATUS_OK, VOID, declare, declare_global)
+                      PREFIX, STATUS_INTERRUPT, STATUS_NOMEM, STATUS_OK, VOID, declare,
+                      declare_global)
 
 
 def const(typ, value):
     return ir.Constant(typ, value)
+
+
+# ---- a builder that folds what it knows ------------------------------------------------------
+
+
+def _known_int(v):
+    """The Python int of integer constant `v`, or None."""
+    if isinstance(v, ir.Constant) and isinstance(v.type, ir.IntType):
+        c = v.constant
+        if isinstance(c, (bool, int)):
+            return int(c)
+    return None
+
+
+def _int(typ, value):
+    bits = typ.width
+    value &= (1 << bits) - 1
+    if bits > 1 and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return ir.Constant(typ, value)
+
+
+def _unsigned(value, bits):
+    return value & ((1 << bits) - 1)
+
+
+_CMP = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+        "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+
+
+class Builder(ir.IRBuilder):
+    """An IRBuilder that folds integer arithmetic and comparisons on constants,
+    selects on a constant condition, and the extraction of a field that an
+    `insertvalue` chain set (an array's static shape and strides, a tuple's items):
+    less IR to print, parse, and to compile, especially where nothing optimizes it
+    (the cold tier, see `tiers`).  Branches are not folded (phis may count on both
+    edges)."""
+
+    def _arith(self, op, fold, lhs, rhs, name, flags):
+        a, c = _known_int(lhs), _known_int(rhs)
+        if a is not None and c is not None and lhs.type == rhs.type:
+            return _int(lhs.type, fold(a, c))
+        return getattr(ir.IRBuilder, op)(self, lhs, rhs, name=name, flags=flags)
+
+    def add(self, lhs, rhs, name="", flags=()):
+        if _known_int(rhs) == 0:
+            return lhs
+        if _known_int(lhs) == 0:
+            return rhs
+        return self._arith("add", lambda a, c: a + c, lhs, rhs, name, flags)
+
+    def sub(self, lhs, rhs, name="", flags=()):
+        if _known_int(rhs) == 0:
+            return lhs
+        return self._arith("sub", lambda a, c: a - c, lhs, rhs, name, flags)
+
+    def mul(self, lhs, rhs, name="", flags=()):
+        if _known_int(rhs) == 1:
+            return lhs
+        if _known_int(lhs) == 1:
+            return rhs
+        if _known_int(rhs) == 0 or _known_int(lhs) == 0:
+            return _int(lhs.type, 0)
+        return self._arith("mul", lambda a, c: a * c, lhs, rhs, name, flags)
+
+    def and_(self, lhs, rhs, name="", flags=()):
+        if isinstance(lhs.type, ir.IntType) and lhs.type.width == 1:
+            for x, y in ((lhs, rhs), (rhs, lhs)):
+                k = _known_int(x)
+                if k is not None:
+                    return y if k & 1 else _int(lhs.type, 0)
+        return self._arith("and_", lambda a, c: a & c, lhs, rhs, name, flags)
+
+    def or_(self, lhs, rhs, name="", flags=()):
+        if isinstance(lhs.type, ir.IntType) and lhs.type.width == 1:
+            for x, y in ((lhs, rhs), (rhs, lhs)):
+                k = _known_int(x)
+                if k is not None:
+                    return _int(lhs.type, 1) if k & 1 else y
+        return self._arith("or_", lambda a, c: a | c, lhs, rhs, name, flags)
+
+    def not_(self, value, name=""):
+        k = _known_int(value)
+        if k is not None:
+            return _int(value.type, ~k)
+        return ir.IRBuilder.not_(self, value, name=name)
+
+    def _fold_icmp(self, signed, cmpop, lhs, rhs, name):
+        a, c = _known_int(lhs), _known_int(rhs)
+        if a is not None and c is not None and cmpop in _CMP:
+            if not signed:
+                bits = lhs.type.width
+                a, c = _unsigned(a, bits), _unsigned(c, bits)
+            elif lhs.type.width == 1:
+                a, c = -(a & 1), -(c & 1)
+            return ir.Constant(ir.IntType(1), int(_CMP[cmpop](a, c)))
+        if signed:
+            return ir.IRBuilder.icmp_signed(self, cmpop, lhs, rhs, name=name)
+        return ir.IRBuilder.icmp_unsigned(self, cmpop, lhs, rhs, name=name)
+
+    def icmp_signed(self, cmpop, lhs, rhs, name=""):
+        return self._fold_icmp(True, cmpop, lhs, rhs, name)
+
+    def icmp_unsigned(self, cmpop, lhs, rhs, name=""):
+        return self._fold_icmp(False, cmpop, lhs, rhs, name)
+
+    def select(self, cond, lhs, rhs, name="", flags=()):
+        k = _known_int(cond)
+        if k is not None:
+            return lhs if k & 1 else rhs
+        if lhs is rhs:
+            return lhs
+        return ir.IRBuilder.select(self, cond, lhs, rhs, name=name, flags=flags)
+
+    def _cast(self, op, value, typ, name, signed):
+        k = _known_int(value)
+        if k is not None and isinstance(typ, ir.IntType):
+            if not signed:
+                k = _unsigned(k, value.type.width)
+            elif value.type.width == 1:
+                k = -(k & 1)
+            return _int(typ, k)
+        return getattr(ir.IRBuilder, op)(self, value, typ, name=name)
+
+    def trunc(self, value, typ, name=""):
+        return self._cast("trunc", value, typ, name, True)
+
+    def zext(self, value, typ, name=""):
+        return self._cast("zext", value, typ, name, False)
+
+    def sext(self, value, typ, name=""):
+        return self._cast("sext", value, typ, name, True)
+
+    def extract_value(self, agg, idx, name=""):
+        path = list(idx) if isinstance(idx, (list, tuple)) else [idx]
+        v = agg
+        while True:
+            if isinstance(v, ir.InsertValue):
+                ind = list(v.indices)
+                if ind == path:
+                    return v.value
+                n = min(len(ind), len(path))
+                if ind[:n] == path[:n]:
+                    if len(ind) < len(path):  # a sub-aggregate was inserted
+                        v, path = v.value, path[len(ind):]
+                        continue
+                    break  # a field of the extracted sub-aggregate was set
+                v = v.aggregate
+                continue
+            if isinstance(v, ir.Constant) and isinstance(v.constant, (list, tuple)):
+                c = v.constant[path[0]]
+                if not isinstance(c, ir.Constant):
+                    elem_ty = (v.type.elements[path[0]] if hasattr(v.type, "elements")
+                               else v.type.element)
+                    c = ir.Constant(elem_ty, c)
+                if len(path) == 1:
+                    return c
+                v, path = c, path[1:]
+                continue
+            break
+        return ir.IRBuilder.extract_value(self, agg, idx, name=name)
 
 
 def i64(v):
@@ -96,6 +265,22 @@ def for_range(b, start, stop, step=1, name="i"):
     b.position_at_end(end_bb)
 
 
+def const_ptr(module, typ, value):
+    """A pointer to a constant `value` of type `typ` (a private global of `module`):
+    for the arguments that BLAS takes by pointer."""
+    name = f"myia.const.{typ}.{value}".replace(" ", "")
+    try:
+        return module.get_global(name)
+    except KeyError:
+        pass
+    g = ir.GlobalVariable(module, typ, name)
+    g.linkage = "private"
+    g.global_constant = True
+    g.unnamed_addr = True
+    g.initializer = ir.Constant(typ, value)
+    return g
+
+
 def frame_address(b):
     m = b.module
     try:
@@ -128,32 +313,79 @@ def _internal(module, name, ret, args):
         return f, True
 
 
+#: the helpers that the runtime module defines (see runtime._compile_runtime)
+RUNTIME_FUNCTIONS = {}
+
+
+def runtime_fn(name, ret, args, nocapture=()):
+    """`@runtime_fn(name, ret, [args])` on `build(f)`: makes `get(module)`, which
+    returns the helper `name` of `module`: defined (by `build`) in the engine's
+    runtime module, declared (external) anywhere else.  The arguments numbered in
+    `nocapture` (the call's context) do not escape: callers keep what LLVM knows of
+    them (their fields stay in registers across the call)."""
+
+    def deco(build):
+        def get(module):
+            try:
+                return module.get_global(name)
+            except KeyError:
+                pass
+            f = ir.Function(module, ir.FunctionType(ret, args), name)
+            f.attributes.add("nounwind")
+            for k in nocapture:
+                f.args[k].add_attribute("captures(none)")
+            if getattr(module, "myia_runtime", False):
+                build(f)
+            return f
+
+        get.__doc__ = build.__doc__
+        get.__name__ = build.__name__
+        RUNTIME_FUNCTIONS[name] = get
+        return get
+
+    return deco
+
+
 def alloc_fn(module):
     """ptr myia_alloc(ctx, i64 nbytes): arena memory (32-byte aligned), freed when the
     call returns; null if memory is exhausted.  Small requests bump a pointer in the
-    current chunk; large ones get their own block (see runtime.ARENA_HEADER)."""
+    current chunk (inlined); a new chunk, and large requests (a block of their own, see
+    runtime.ARENA_HEADER), are the runtime's `myia_alloc_slow`."""
     f, new = _internal(module, "myia_alloc", PTR, [PTR, I64])
     if not new:
         return f
     ctx, n = f.args
     b = ir.IRBuilder(f.append_basic_block())
-    aligned_alloc = declare(module, "aligned_alloc")
-    small_bb = f.append_basic_block("small")
     fits_bb = f.append_basic_block("fits")
+    slow_bb = f.append_basic_block("slow")
+    size = b.and_(b.add(n, i64(31)), i64(~31))
+    small = b.icmp_unsigned("<=", size, i64(SMALL_ALLOC))
+    cur = ctx_load(b, ctx, "bump_cur")
+    end = ctx_load(b, ctx, "bump_end")
+    room = b.sub(b.ptrtoint(end, I64), b.ptrtoint(cur, I64))
+    b.cbranch(b.and_(small, b.icmp_signed(">=", room, size)), fits_bb, slow_bb)
+    b.position_at_end(fits_bb)
+    ctx_store(b, ctx, "bump_cur", at(b, cur, size))
+    b.ret(cur)
+    b.position_at_end(slow_bb)
+    b.ret(b.call(alloc_slow_fn(module), [ctx, n]))
+    return f
+
+
+@runtime_fn("myia_alloc_slow", PTR, [PTR, I64], nocapture=(0,))
+def alloc_slow_fn(f):
+    """ptr myia_alloc_slow(ctx, i64 nbytes): what myia_alloc does when the current
+    chunk has no room: a new chunk for a small request, a block of its own for a
+    large one; null if memory is exhausted."""
+    module = f.module
+    ctx, n = f.args
+    b = ir.IRBuilder(f.append_basic_block())
+    aligned_alloc = declare(module, "aligned_alloc")
     chunk_bb = f.append_basic_block("chunk")
     big_bb = f.append_basic_block("big")
     fail = f.append_basic_block("fail")
     size = b.and_(b.add(n, i64(31)), i64(~31))
-    b.cbranch(b.icmp_unsigned("<=", size, i64(SMALL_ALLOC)), small_bb, big_bb)
-    # small: bump
-    b.position_at_end(small_bb)
-    cur = ctx_load(b, ctx, "bump_cur")
-    end = ctx_load(b, ctx, "bump_end")
-    room = b.sub(b.ptrtoint(end, I64), b.ptrtoint(cur, I64))
-    b.cbranch(b.icmp_signed(">=", room, size), fits_bb, chunk_bb)
-    b.position_at_end(fits_bb)
-    ctx_store(b, ctx, "bump_cur", at(b, cur, size))
-    b.ret(cur)
+    b.cbranch(b.icmp_unsigned("<=", size, i64(SMALL_ALLOC)), chunk_bb, big_bb)
     # a new chunk
     b.position_at_end(chunk_bb)
     chunk = b.call(aligned_alloc, [i64(64), i64(CHUNK)])
@@ -184,15 +416,13 @@ def alloc_fn(module):
     store_at(b, i64(BLOCK_OWN), block, 24)
     ctx_store(b, ctx, "arena", block)
     b.ret(at(b, block, ARENA_HEADER))
-    return f
 
 
-def arena_free_fn(module):
+@runtime_fn("myia_arena_free", VOID, [PTR], nocapture=(0,))
+def arena_free_fn(f):
     """void myia_arena_free(ctx): free the call's blocks, except those that escaped
     (owned by a capsule: the base of a returned array)."""
-    f, new = _internal(module, "myia_arena_free", VOID, [PTR])
-    if not new:
-        return f
+    module = f.module
     (ctx,) = f.args
     b = ir.IRBuilder(f.append_basic_block())
     entry = b.block
@@ -222,16 +452,14 @@ def arena_free_fn(module):
     ctx_store(b, ctx, "bump_cur", NULL)
     ctx_store(b, ctx, "bump_end", NULL)
     b.ret_void()
-    return f
 
 
-def arena_owner_fn(module):
+@runtime_fn("myia_arena_owner", PTR, [PTR, PTR], nocapture=(0,))
+def arena_owner_fn(f):
     """PyObject *myia_arena_owner(ctx, ptr data): a new reference to the capsule that
     owns the arena block of its own holding `data` (made at first request), or null
     (data in a chunk, or not in the arena)."""
-    f, new = _internal(module, "myia_arena_owner", PTR, [PTR, PTR])
-    if not new:
-        return f
+    module = f.module
     ctx, data = f.args
     b = ir.IRBuilder(f.append_basic_block())
     entry = b.block
@@ -325,6 +553,8 @@ def poll_fn(module):
 
 def ret_status_if(b, cond, status_value):
     """if cond: return status_value (an i32 value)."""
+    if _known_int(cond) == 0:
+        return
     with b.if_then(cond, likely=False):
         b.ret(status_value)
 
@@ -347,3 +577,159 @@ def interrupt_flag_load(b):
 
 
 __all__ = ["I1", "I8", "I32", "I64", "PTR", "at", "load_at", "store_at", "for_range"]
+
+
+# ---- kernels: loop nests outlined into functions of their own ------------------------------
+
+
+@contextlib.contextmanager
+def outlined(fl, what="kernel"):
+    """`with outlined(fl, "ew"): ...emit a loop nest...`: the code emitted in the block
+    goes into a function of its own, a *kernel* (named PREFIX_k<n>_<what>), called where
+    the builder was.  The values it uses from the enclosing function become the
+    kernel's parameters (found after the fact: any operand defined outside it).
+
+    Kernels keep the loops of array code out of the functions that call them: a
+    function whose loops are all kernels is straight-line code, which the engine
+    compiles quickly without optimizing it, while the kernels are optimized (see
+    `tiers`).  LLVM inlines a kernel again where the whole module is optimized.
+
+    The block must not define values used after it (its results go through memory).
+    Nested blocks, and blocks where the builder is not at the end of its block, are
+    emitted inline; so is a block that returns or branches out (it is moved back
+    into the enclosing function)."""
+    b = fl.b
+    home = b.block
+    if getattr(fl, "in_kernel", False) or not hasattr(fl, "alloca_block") or \
+            home.is_terminated or b._anchor != len(home.instructions):
+        yield
+        return
+    module = home.function.module
+    n = getattr(module, "myia_kernel_count", 0) + 1
+    module.myia_kernel_count = n
+    name = f"{PREFIX}_k{n}_{what}"
+    tmp = ir.Function(module, ir.FunctionType(VOID, []), name + ".region")
+    entry = tmp.append_basic_block("entry")  # allocas only (see FnLowering.alloca)
+    start = tmp.append_basic_block("start")
+    saved_alloca = fl.alloca_block
+    fl.alloca_block = entry
+    fl.in_kernel = True
+    b.position_at_end(start)
+    try:
+        yield
+        b.ret_void()
+    finally:
+        fl.alloca_block = saved_alloca
+        fl.in_kernel = False
+        b.position_at_end(home)
+    ir.IRBuilder(entry).branch(start)
+    try:
+        kernel, args = _extract(module, tmp, name)
+    except _NotAKernel:
+        _inline_back(fl, tmp, home, saved_alloca)
+        return
+    b.call(kernel, args)
+
+
+class _NotAKernel(Exception):
+    pass
+
+
+def _rename(v, scope):
+    v._name = scope.register(v.name, deduplicate=True)
+    v.__dict__.pop("_StringReferenceCaching__cached_refstr", None)
+    v.__dict__.pop("_StrCaching__cached_str", None)
+
+
+def _inline_back(fl, region, home, alloca_block):
+    """Move the blocks of `region` back where they were emitted (after `home`), its
+    allocas into `alloca_block`; the builder is left after them."""
+    b = fl.b
+    fn = home.parent
+    module = fn.module
+    entry, start = region.blocks[0], region.blocks[1]
+    last = [blk for blk in region.blocks if blk.instructions and
+            isinstance(blk.instructions[-1], ir.Ret) and blk.instructions[-1].return_value is None]
+    allocas = [ins for ins in entry.instructions if isinstance(ins, ir.AllocaInstr)]
+    pos = len(alloca_block.instructions) - (1 if alloca_block.is_terminated else 0)
+    for ins in allocas:
+        ins.parent = alloca_block
+        _rename(ins, fn.scope)
+    alloca_block.instructions[pos:pos] = allocas
+    cont = fn.append_basic_block("region.end")
+    for blk in region.blocks[1:]:
+        blk.parent = fn
+        blk.scope = fn.scope
+        _rename(blk, fn.scope)
+        for ins in blk.instructions:
+            if ins.name:
+                _rename(ins, fn.scope)
+        fn.blocks.insert(len(fn.blocks) - 1, blk)
+    for blk in last:  # `ret void` (the end of the region) -> branch to the continuation
+        blk.instructions.pop()
+        blk.terminator = None
+        ir.IRBuilder(blk).branch(cont)
+    del module.globals[region.name]
+    b.position_at_end(home)
+    b.branch(start)
+    b.position_at_end(cont)
+
+
+def _extract(module, region, name):
+    """The function `name` made of the blocks of `region` (a void function without
+    parameters), whose operands defined in other functions become parameters;
+    returns (function, the values to pass)."""
+    outer = {}  # id(value) -> (index, value)
+
+    def outside(v):
+        if isinstance(v, ir.Instruction):
+            return v.parent.parent is not region
+        if isinstance(v, ir.Argument):
+            return v.parent is not region
+        return False
+
+    def collect(v):
+        if outside(v) and id(v) not in outer:
+            outer[id(v)] = (len(outer), v)
+
+    for blk in region.blocks:
+        for ins in blk.instructions:
+            if isinstance(ins, ir.Ret) and ins.return_value is not None:
+                raise _NotAKernel(f"{name} returns")
+            ops = list(ins.operands)
+            if isinstance(ins, ir.PhiInstr):
+                ops += [v for v, _ in ins.incomings]
+                for _, blk2 in ins.incomings:
+                    if blk2.parent is not region:
+                        raise _NotAKernel(f"{name} has a phi of an outer block")
+            for op in ops:
+                if isinstance(op, ir.Block) and op.parent is not region:
+                    raise _NotAKernel(f"{name} branches out")
+                collect(op)
+    values = [v for _, v in sorted(outer.values(), key=lambda iv: iv[0])]
+    f = ir.Function(module, ir.FunctionType(VOID, [v.type for v in values]), name)
+    f.linkage = "internal"
+    for a in f.args:
+        a._name = region.scope.register("in", deduplicate=True)
+    f.scope = region.scope
+    f.blocks = region.blocks
+    for blk in f.blocks:
+        blk.parent = f
+    del module.globals[region.name]
+    repl = {id(v): f.args[k] for k, v in enumerate(values)}
+
+    def m(v):
+        return repl.get(id(v), v)
+
+    for blk in f.blocks:
+        for ins in blk.instructions:
+            ins.operands = [m(op) for op in ins.operands]
+            if isinstance(ins, ir.PhiInstr):
+                ins.incomings = [(m(v), blk2) for v, blk2 in ins.incomings]
+            for attr in ("pointer", "aggregate", "value"):
+                v = ins.__dict__.get(attr)
+                if v is not None and id(v) in repl:
+                    setattr(ins, attr, repl[id(v)])
+            if isinstance(ins, ir.GEPInstr):
+                ins.indices = [m(v) for v in ins.indices]
+    return f, values

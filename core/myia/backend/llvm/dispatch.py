@@ -81,6 +81,7 @@ def compile_program(graph, dump=None):
                  deep_budget=DEEP_STACK_SIZE - DEEP_STACK_MARGIN,
                  constants=L.constants).build()
     addrs = eng.compile(L.module, [entry_name], dump=dump)
+    L.module = body = None  # the machine code is made: the IR (~10 objects an instruction) goes
     raise_error = L.errors.raise_error
     entry = make_callable(addrs[entry_name], graph.name, (False, raise_error))
     deep = make_callable(addrs[entry_name], graph.name + "_deep", (True, raise_error))

@@ -38,6 +38,8 @@ the exception class, the message and the source location (see `ErrorTable`).
 What cannot be lowered raises MyiaBackendError naming the construct and the line.
 """
 
+import heapq
+
 import llvmlite.ir as ir
 import numpy as np
 
@@ -50,8 +52,8 @@ from . import cg
 from .cg import NULL, alloca, check_status, ctx_load, ctx_store, i32, i64
 from .ltypes import (CLOSURE_IR, EMPTY, Array, Callee, Env, Func, LType, Scalar, Static, Tuple,
                      to_ir)
-from .runtime import (CTX_TYPE, I1, I32, I64, PREFIX, PTR, STATUS_ERROR, STATUS_NOMEM, STATUS_OK,
-                      STATUS_STACK, declare)
+from .runtime import (CTX_TYPE, F32, F64, I1, I32, I64, PREFIX, PTR, STATUS_ERROR, STATUS_NOMEM,
+                      STATUS_OK, STATUS_STACK, declare)
 
 #: primitive name -> lowering rule; filled by the ops_* modules through `rule`
 RULES = {}
@@ -584,6 +586,8 @@ class FnLowering:
     def error_if(self, cond, node, exc, message, a=None, b_=None, c=None):
         """if cond: record the error site and return STATUS_ERROR."""
         b = self.b
+        if cg._known_int(cond) == 0:  # checked statically (shapes known)
+            return
         s = self.site(node, exc, message)
         with b.if_then(cond, likely=False):
             ctx_store(b, self.ctx, "err_site", i64(s))
@@ -625,7 +629,7 @@ class FnLowering:
         L = self.L
         entry_block = f.append_basic_block("entry")
         self.alloca_block = entry_block
-        b = ir.IRBuilder(entry_block)
+        b = cg.Builder(entry_block)  # folds constants (see cg.Builder)
         self.b = b
         self.ctx = f.args[0]
         start = f.append_basic_block("start")
@@ -685,12 +689,16 @@ class FnLowering:
             env[p] = phi
         mng = self.L.mng
         skip = self.skipped_nodes(g)
-        for node in mng.nodes(g):
-            if not isinstance(node, Apply) or node in skip:
+        sincos = self.sincos_pairs(g)
+        for node in self.schedule(g):
+            if not isinstance(node, Apply) or node in skip or node in env:
                 continue
             if node is g.output and self.is_call(node):
                 self.lower_call(node, tail=True)
                 return
+            if node in sincos:
+                self.lower_sincos(*sincos[node])
+                continue
             env[node] = self.lower_apply(node)
         self.ret_value(self.value(g.output), self.ltype(g.output), g.output)
 
@@ -699,6 +707,72 @@ class FnLowering:
         v = coerce(self, v, t, self.out_t, node)
         b.store(v, self.outp)
         b.ret(i32(STATUS_OK))
+
+    def schedule(self, g):
+        """The nodes of `g` in an order to lower them: primitives as early as their
+        inputs allow, calls of graphs as late.  A call is followed by a check of its
+        status (a new basic block), so this keeps arithmetic together where LLVM can
+        combine it: the cos(x) a backpropagator saved lands next to the forward's
+        sin(x) and both become one sincos(x)."""
+        mng = self.L.mng
+        nodes = mng.nodes(g)
+        position = {n: k for k, n in enumerate(nodes)}
+        deps = {}
+        for n in nodes:
+            before = set()
+            for inp in n.inputs:
+                if inp in position:
+                    before.add(inp)
+                elif inp.is_constant_graph():
+                    # a closure made here needs its free variables owned by g first
+                    before.update(v for v in self.L.fvs.get(inp.value, ()) if v in position)
+            deps[n] = before
+        waiting = {n: len(d) for n, d in deps.items()}
+        users = {}
+        for n, d in deps.items():
+            for m in d:
+                users.setdefault(m, []).append(n)
+        ready = [((not n.inputs[0].is_constant(Primitive)), position[n], n)
+                 for n in nodes if not waiting[n]]
+        heapq.heapify(ready)
+        order = []
+        while ready:
+            _, _, n = heapq.heappop(ready)
+            order.append(n)
+            for u in users.get(n, ()):
+                waiting[u] -= 1
+                if not waiting[u]:
+                    heapq.heappush(ready, ((not u.inputs[0].is_constant(Primitive)), position[u], u))
+        assert len(order) == len(nodes), "the nodes of a graph form a cycle"
+        return order
+
+    def sincos_pairs(self, g):
+        """{node: (sin node, cos node)} for the sin and cos of one float scalar in `g`."""
+        by_input = {}
+        for node in self.L.mng.nodes(g):
+            for prim in (P.sin, P.cos):
+                if node.is_apply(prim):
+                    t = self.ltype(node)
+                    if isinstance(t, Scalar) and t.dtype in ("float64", "float32") \
+                            and self.ltype(node.inputs[1]) == t:
+                        by_input.setdefault((node.inputs[1], prim), node)
+        pairs = {}
+        for (x, prim), node in by_input.items():
+            if prim is P.sin and (x, P.cos) in by_input:
+                pair = (node, by_input[(x, P.cos)])
+                pairs[pair[0]] = pairs[pair[1]] = pair
+        return pairs
+
+    def lower_sincos(self, sin_node, cos_node):
+        """One call of sincos(x) for sin(x) and cos(x)."""
+        b = self.b
+        t = self.ltype(sin_node)
+        ft = F64 if t.dtype == "float64" else F32
+        s_ptr, c_ptr = self.alloca(ft), self.alloca(ft)
+        name = "sincos" if t.dtype == "float64" else "sincosf"
+        b.call(declare(b.module, name), [self.value(sin_node.inputs[1]), s_ptr, c_ptr])
+        self.env[sin_node] = b.load(s_ptr, typ=ft)
+        self.env[cos_node] = b.load(c_ptr, typ=ft)
 
     def skipped_nodes(self, g):
         """Nodes lowered where they are used, not where they are computed: switches

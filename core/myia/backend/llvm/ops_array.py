@@ -34,7 +34,7 @@ from ...errors import MyiaShapeError, MyiaValueError
 from ...ir import Apply, Constant
 from ...prim import Primitive
 from ...prim import ops as P
-from .cg import NULL, for_range, i32, i64
+from .cg import NULL, _known_int, const_ptr, for_range, i32, i64, outlined, runtime_fn
 from .lower import backend_error, coerce, rule
 from .ltypes import EMPTY, ELEM_IR, ITEMSIZE, Array, Scalar, Static, Tuple, array_ir, to_ir
 from .ops_scalar import (FLOATS, cast, const_like, ew_binary, ew_unary, ew_where, ir_type, splat)
@@ -371,14 +371,12 @@ class LoopNest:
     def __init__(self, fl, shape, operands, lanes, vec_ok):
         """operands: list of (key, base pointer value, effective strides list)."""
         self.fl = fl
-        self.shape = shape
-        self.operands = operands
+        self.shape, self.operands = _collapse(list(shape), operands)
         self.lanes = lanes
         self.vec_ok = vec_ok
 
     def run(self, inner, before_inner=None, after_inner=None):
         fl = self.fl
-        b = fl.b
         n = len(self.shape)
         offs = {key: i64(0) for key, _, _ in self.operands}
         if n == 0:
@@ -387,7 +385,8 @@ class LoopNest:
             if after_inner:
                 after_inner(offs, state)
             return
-        self._outer(0, offs, inner, before_inner, after_inner)
+        with outlined(fl, "loop"):  # a kernel (see cg.outlined)
+            self._outer(0, offs, inner, before_inner, after_inner)
 
     def _outer(self, k, offs, inner, before_inner, after_inner):
         fl = self.fl
@@ -412,17 +411,44 @@ class LoopNest:
         if lanes > 1:
             nvec = b.and_(N, i64(~(lanes - 1)))
             vec_end = b.select(self.vec_ok, nvec, i64(0))
-            with for_range(b, 0, vec_end, lanes, name="jv") as j:
-                o = {key: b.add(offs[key], b.mul(j, st[n - 1])) for key, _, st in self.operands}
-                state = inner(o, j, lanes, state)
+            if _known_int(vec_end) != 0:
+                with for_range(b, 0, vec_end, lanes, name="jv") as j:
+                    o = {key: b.add(offs[key], b.mul(j, st[n - 1])) for key, _, st in self.operands}
+                    state = inner(o, j, lanes, state)
             start = vec_end
         else:
             start = i64(0)
-        with for_range(b, start, N, name="j") as j:
-            o = {key: b.add(offs[key], b.mul(j, st[n - 1])) for key, _, st in self.operands}
-            state = inner(o, j, 1, state)
+        if not _statically_empty(start, N):  # the remainder
+            with for_range(b, start, N, name="j") as j:
+                o = {key: b.add(offs[key], b.mul(j, st[n - 1])) for key, _, st in self.operands}
+                state = inner(o, j, 1, state)
         if after_inner:
             after_inner(offs, state)
+
+
+def _collapse(shape, operands):
+    """Merge adjacent axes k, k+1 that every operand walks as one (stride[k] ==
+    stride[k+1] * shape[k+1], all known): a contiguous 2-d expression is one loop."""
+    k = len(shape) - 2
+    while k >= 0:
+        d = _known_int(shape[k + 1])
+        ok = d is not None and _known_int(shape[k]) is not None
+        for _, _, st in operands if ok else ():
+            s0, s1 = _known_int(st[k]), _known_int(st[k + 1])
+            if s0 is None or s1 is None or s0 != s1 * d:
+                ok = False
+                break
+        if ok:
+            shape = shape[:k] + [i64(_known_int(shape[k]) * d)] + shape[k + 2:]
+            operands = [(key, base, list(st[:k]) + list(st[k + 1:])) for key, base, st in operands]
+        k -= 1
+    return shape, operands
+
+
+def _statically_empty(start, stop):
+    """Is range(start, stop) empty, as far as the constants say?"""
+    a, c = _known_int(start), _known_int(stop)
+    return a is not None and c is not None and a >= c
 
 
 def _prepare_leaves(fl, leaves, shape, lanes):
@@ -553,15 +579,18 @@ def emit_accumulate(fl, tree, in_shape, out, out_t, out_eff, kind, node):
         return
     inner_reduced = b.icmp_signed("==", out_eff[n - 1], i64(0))
     inner_unit = b.icmp_signed("==", out_eff[n - 1], i64(1))
+    known = _known_int(inner_reduced)  # None: chosen at run time
     fn = b.function
-    red_bb = fn.append_basic_block("acc.reg")
-    vec_bb = fn.append_basic_block("acc.mem")
+    red_bb = fn.append_basic_block("acc.reg") if known != 0 else None
+    vec_bb = fn.append_basic_block("acc.mem") if known != 1 else None
     done_bb = fn.append_basic_block("acc.done")
-    b.cbranch(inner_reduced, red_bb, vec_bb)
+    if known is None:
+        b.cbranch(inner_reduced, red_bb, vec_bb)
+    else:
+        b.branch(red_bb or vec_bb)
     before = _splat_before_inner(fl, leaves, lanes)
 
     # 1. the innermost axis is reduced: partial results in registers
-    b.position_at_end(red_bb)
     ident = const_like(dt, _identity(kind, dt), 1)
     vident = const_like(dt, _identity(kind, dt), lanes)
 
@@ -582,21 +611,23 @@ def emit_accumulate(fl, tree, in_shape, out, out_t, out_eff, kind, node):
         cur = load_elem(b, out_data, offs["out"], dt)
         store_elem(b, _combine(b, kind, cur, total, dt), out_data, offs["out"], dt)
 
-    _StatefulNest(fl, in_shape, operands, lanes, vec_ok).run(inner_reg, before_reg, after_reg)
-    b.branch(done_bb)
+    if red_bb is not None:
+        b.position_at_end(red_bb)
+        _StatefulNest(fl, in_shape, operands, lanes, vec_ok).run(inner_reg, before_reg, after_reg)
+        b.branch(done_bb)
 
     # 2. the innermost axis is kept: accumulate into memory (vectorized when unit)
-    b.position_at_end(vec_bb)
-
     def inner_mem(offs, j, ln, state):
         v = value(offs, ln)
         cur = load_elem(b, out_data, offs["out"], dt, ln)
         store_elem(b, _combine(b, kind, cur, v, dt), out_data, offs["out"], dt)
         return state
 
-    _StatefulNest(fl, in_shape, operands, lanes, b.and_(vec_ok, inner_unit)).run(
-        inner_mem, lambda offs: before(offs), None)
-    b.branch(done_bb)
+    if vec_bb is not None:
+        b.position_at_end(vec_bb)
+        _StatefulNest(fl, in_shape, operands, lanes, b.and_(vec_ok, inner_unit)).run(
+            inner_mem, lambda offs: before(offs), None)
+        b.branch(done_bb)
     b.position_at_end(done_bb)
 
 
@@ -613,11 +644,13 @@ class _StatefulNest(LoopNest):
         if lanes > 1:
             nvec = b.and_(N, i64(~(lanes - 1)))
             vec_end = b.select(self.vec_ok, nvec, i64(0))
-            state = self._loop(offs, i64(0), vec_end, lanes, inner, state)
+            if _known_int(vec_end) != 0:
+                state = self._loop(offs, i64(0), vec_end, lanes, inner, state)
             start = vec_end
         else:
             start = i64(0)
-        state = self._loop(offs, start, N, 1, inner, state)
+        if not _statically_empty(start, N):
+            state = self._loop(offs, start, N, 1, inner, state)
         if after_inner:
             after_inner(offs, state)
 
@@ -714,22 +747,22 @@ def lower_reduce(fl, node, args, types, out_t, kind):
         out, _ = new_array(fl, dt, out_shape)
     # initialize with the identity
     osize = size_of(b, out_shape)
-    data = data_of(b, out)
     ident = const_like(dt, _identity(kind, dt), 1)
-    with for_range(b, 0, osize, name="init") as i:
-        store_elem(b, ident, data, i, dt)
-    ost, _ = c_strides(b, out_shape)
-    out_eff = []
-    pos = 0
-    for k in range(n):
-        if k in axes:
-            out_eff.append(i64(0))
-            if keepdims:
+    fill(fl, out, osize, ident, dt)
+    with outlined(fl, "reduce"):  # one kernel (see cg.outlined)
+        ost, _ = c_strides(b, out_shape)
+        out_eff = []
+        pos = 0
+        for k in range(n):
+            if k in axes:
+                out_eff.append(i64(0))
+                if keepdims:
+                    pos += 1
+            else:
+                out_eff.append(ost[pos])
                 pos += 1
-        else:
-            out_eff.append(ost[pos])
-            pos += 1
-    emit_accumulate(fl, tree, in_shape, out, Array(dt, [None] * len(out_shape)), out_eff, kind, node)
+        emit_accumulate(fl, tree, in_shape, out, Array(dt, [None] * len(out_shape)), out_eff,
+                        kind, node)
     if isinstance(out_t, Scalar):
         return load_elem(b, tmp, i64(0), dt)
     return out
@@ -755,10 +788,8 @@ def sum_to_shape(fl, tree, target, out_t, node):
     if m > n:
         raise backend_error(f"sum_to from rank {n} to rank {m}", node)
     out, osize = new_array(fl, out_t.dtype, target)
-    data = data_of(b, out)
     ident = const_like(out_t.dtype, 0, 1)
-    with for_range(b, 0, osize, name="init") as i:
-        store_elem(b, ident, data, i, out_t.dtype)
+    fill(fl, out, osize, ident, out_t.dtype)
     ost, _ = c_strides(b, target)
     out_eff = []
     for k in range(n):
@@ -879,13 +910,19 @@ def fill(fl, arr, size, value, dtype):
             not (dtype in FLOATS and str(value.constant).startswith("-")):
         b.call(declare(b.module, "memset"), [data, i32(0), b.mul(size, i64(ITEMSIZE[dtype]))])
         return
+    known = _known_int(size)
+    if known is not None and known <= 8:  # a few stores
+        for k in range(known):
+            store_elem(b, value, data, i64(k), dtype)
+        return
     lanes = 8 if dtype == "float32" else 4
-    vec = splat(b, value, lanes)
-    nvec = b.and_(size, i64(~(lanes - 1)))
-    with for_range(b, 0, nvec, lanes, name="fillv") as i:
-        store_elem(b, vec, data, i, dtype)
-    with for_range(b, nvec, size, name="fill") as i:
-        store_elem(b, value, data, i, dtype)
+    with outlined(fl, "fill"):
+        vec = splat(b, value, lanes)
+        nvec = b.and_(size, i64(~(lanes - 1)))
+        with for_range(b, 0, nvec, lanes, name="fillv") as i:
+            store_elem(b, vec, data, i, dtype)
+        with for_range(b, nvec, size, name="fill") as i:
+            store_elem(b, value, data, i, dtype)
 
 
 def full_like(fl, like, like_t, out_t, value, node):
@@ -960,19 +997,13 @@ def lower_transpose(fl, node, args, types, out):
     return make_array(b, n, data_of(b, args[0]), [d[a] for a in axes], [s[a] for a in axes])
 
 
-def copy_fn(module):
+@runtime_fn("myia_copy", ir.VoidType(), [PTR, PTR, I64, PTR, PTR, I64])
+def copy_fn(f):
     """void myia_copy(ptr dst, ptr src, i64 ndim, i64 *dims, i64 *strides, i64 itemsize):
     a C-contiguous copy of a strided array (one loop over the elements, with an
     odometer for the index; rare paths use it: a BLAS operand or a reshape input
-    without a unit stride)."""
-    try:
-        return module.get_global("myia_copy")
-    except KeyError:
-        pass
-    f = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, PTR, I64, PTR, PTR, I64]),
-                    "myia_copy")
-    f.linkage = "internal"
-    f.attributes.add("noinline")
+    without a unit stride).  A runtime helper (see cg.runtime_fn)."""
+    module = f.module
     dst, src, nd, dimsp, stridesp, itemsize = f.args
     b = ir.IRBuilder(f.append_basic_block())
     idx = b.alloca(ir.ArrayType(I64, 32))
@@ -1024,7 +1055,6 @@ def copy_fn(module):
         b.position_at_end(done)
     b.ret_void()
     _ = size
-    return f
 
 
 def _at(b, ptr, offset):
@@ -1356,22 +1386,25 @@ def _blas_operand(fl, v, t, node):
     col = b.and_(b.or_(b.icmp_signed("==", s0, i64(1)), b.icmp_signed("<=", d0, i64(1))),
                  b.icmp_signed(">=", s1, b.select(b.icmp_signed("<", d0, i64(1)), i64(1), d0)))
     ok = b.or_(row, col)
-    pre = b.block
-    fn = b.function
-    copy_bb = fn.append_basic_block("blas.copy")
-    merge = fn.append_basic_block("blas.operand")
-    b.cbranch(ok, merge, copy_bb)
-    b.position_at_end(copy_bb)
-    c = copy_contiguous(fl, v, t)
-    end = b.block
-    b.branch(merge)
-    b.position_at_end(merge)
-    val = b.phi(to_ir(t))
-    val.add_incoming(v, pre)
-    val.add_incoming(c, end)
-    is_row = b.phi(I1)
-    is_row.add_incoming(row, pre)
-    is_row.add_incoming(ir.Constant(I1, 1), end)
+    if _known_int(ok) == 1:  # strides known: no copy
+        val, is_row = v, row
+    else:
+        pre = b.block
+        fn = b.function
+        copy_bb = fn.append_basic_block("blas.copy")
+        merge = fn.append_basic_block("blas.operand")
+        b.cbranch(ok, merge, copy_bb)
+        b.position_at_end(copy_bb)
+        c = copy_contiguous(fl, v, t)
+        end = b.block
+        b.branch(merge)
+        b.position_at_end(merge)
+        val = b.phi(to_ir(t))
+        val.add_incoming(v, pre)
+        val.add_incoming(c, end)
+        is_row = b.phi(I1)
+        is_row.add_incoming(row, pre)
+        is_row.add_incoming(ir.Constant(I1, 1), end)
     s0, s1 = strides(fl, val, t)
     # ld must be >= max(1, rows of the column-major matrix)
     ld_row = b.select(b.icmp_signed("<", s0, b.select(b.icmp_signed("<", d1, i64(1)), i64(1), d1)),
@@ -1388,19 +1421,22 @@ def _vec_operand(fl, v, t, node):
     s = stride(fl, v, 0)
     d = dim(fl, v, t, 0)
     ok = b.or_(b.icmp_signed(">", s, i64(0)), b.icmp_signed("<=", d, i64(1)))
-    pre = b.block
-    fn = b.function
-    copy_bb = fn.append_basic_block("blas.vcopy")
-    merge = fn.append_basic_block("blas.vec")
-    b.cbranch(ok, merge, copy_bb)
-    b.position_at_end(copy_bb)
-    c = copy_contiguous(fl, v, t)
-    end = b.block
-    b.branch(merge)
-    b.position_at_end(merge)
-    val = b.phi(to_ir(t))
-    val.add_incoming(v, pre)
-    val.add_incoming(c, end)
+    if _known_int(ok) == 1:  # stride known: no copy
+        val = v
+    else:
+        pre = b.block
+        fn = b.function
+        copy_bb = fn.append_basic_block("blas.vcopy")
+        merge = fn.append_basic_block("blas.vec")
+        b.cbranch(ok, merge, copy_bb)
+        b.position_at_end(copy_bb)
+        c = copy_contiguous(fl, v, t)
+        end = b.block
+        b.branch(merge)
+        b.position_at_end(merge)
+        val = b.phi(to_ir(t))
+        val.add_incoming(v, pre)
+        val.add_incoming(c, end)
     inc = stride(fl, val, 0)
     inc = b.select(b.icmp_signed("<", inc, i64(1)), i64(1), inc)
     return data_of(b, val), inc
@@ -1409,6 +1445,9 @@ def _vec_operand(fl, v, t, node):
 def _int_ptr(fl, value):
     """A pointer to an i32 holding value (BLAS takes everything by pointer)."""
     b = fl.b
+    k = _known_int(value)
+    if k is not None and -(1 << 31) <= k < (1 << 31):
+        return const_ptr(b.module, I32, k)
     p = fl.alloca(I32)
     b.store(b.trunc(value, I32) if value.type == I64 else value, p)
     return p
@@ -1416,16 +1455,16 @@ def _int_ptr(fl, value):
 
 def _char_ptr(fl, is_trans):
     b = fl.b
+    k = _known_int(is_trans)
+    if k is not None:
+        return const_ptr(b.module, I8, ord("T") if k & 1 else ord("N"))
     p = fl.alloca(I8)
     b.store(b.select(is_trans, ir.Constant(I8, ord("T")), ir.Constant(I8, ord("N"))), p)
     return p
 
 
 def _float_ptr(fl, dtype, value):
-    b = fl.b
-    p = fl.alloca(F64 if dtype == "float64" else F32)
-    b.store(ir.Constant(F64 if dtype == "float64" else F32, value), p)
-    return p
+    return const_ptr(fl.b.module, F64 if dtype == "float64" else F32, value)
 
 
 @rule(P.dot)
@@ -1462,16 +1501,24 @@ def lower_dot(fl, node, args, types, out):
         pa, a_row, lda = _blas_operand(fl, a, ta, node)
         pb, b_row, ldb = _blas_operand(fl, c, tb, node)
         nonempty = b.and_(b.icmp_signed(">", m, i64(0)), b.icmp_signed(">", n, i64(0)))
+        k_pos = b.icmp_signed(">", k, i64(0))
+
+        def gemm():
+            # C^T (n x m, col-major) = B^T (n x k) A^T (k x m)
+            ldc = n
+            b.call(declare(b.module, p + "gemm"), [
+                _char_ptr(fl, b.not_(b_row)), _char_ptr(fl, b.not_(a_row)),
+                _int_ptr(fl, n), _int_ptr(fl, m), _int_ptr(fl, k), one,
+                pb, _int_ptr(fl, ldb), pa, _int_ptr(fl, lda), zero,
+                data_of(b, res), _int_ptr(fl, ldc)])
+
+        if _known_int(nonempty) == 1 and _known_int(k_pos) == 1:  # shapes known
+            gemm()
+            return res
         with b.if_then(nonempty):
-            with b.if_else(b.icmp_signed(">", k, i64(0))) as (then, otherwise):
+            with b.if_else(k_pos) as (then, otherwise):
                 with then:
-                    # C^T (n x m, col-major) = B^T (n x k) A^T (k x m)
-                    ldc = n
-                    b.call(declare(b.module, p + "gemm"), [
-                        _char_ptr(fl, b.not_(b_row)), _char_ptr(fl, b.not_(a_row)),
-                        _int_ptr(fl, n), _int_ptr(fl, m), _int_ptr(fl, k), one,
-                        pb, _int_ptr(fl, ldb), pa, _int_ptr(fl, lda), zero,
-                        data_of(b, res), _int_ptr(fl, ldc)])
+                    gemm()
                 with otherwise:
                     fill(fl, res, b.mul(m, n), const_like(dt, 0, 1), dt)
         return res
@@ -1540,7 +1587,7 @@ def _naive_dot(fl, a, c, ta, tb, out, node):
     sa0, sa1 = strides(fl, A, tA)
     sb0, sb1 = strides(fl, B, tA)
     res, _ = new_array(fl, dt, [m, n])
-    with for_range(b, 0, m, name="mi") as i:
+    with outlined(fl, "matmul"), for_range(b, 0, m, name="mi") as i:
         with for_range(b, 0, n, name="mj") as j:
             acc_p = fl.alloca(ELEM_IR[dt])
             b.store(const_like(dt, 0, 1), acc_p)

@@ -3,8 +3,11 @@ calls, and the conventions every compiled function keeps.
 
 Engine.  One MCJIT engine for the whole process, for the host CPU (name and
 features: AVX2/AVX-512 where present), optimized at O3 with the new pass builder
-(llvmlite 0.50 has no legacy pass manager).  Modules are added to it and never
-removed: compiled code lives as long as the process, like numba's.
+(llvmlite 0.50 has no legacy pass manager); a program with much straight-line array
+code is compiled in parts, its straight-line code without optimization (see `tiers`).
+Modules are added to it and never removed: compiled code lives as long as the
+process, like numba's.  Helpers that every program calls are compiled once, in the
+runtime module (`_compile_runtime`).
 
 Symbols.  Compiled code declares external functions by name; this module binds
 each name to an address with `llvm.add_symbol` before any module is compiled:
@@ -134,6 +137,8 @@ for _f in ("exp", "log", "sin", "cos", "tan", "tanh", "atan", "sqrt", "floor", "
     _nargs = 2 if _f in ("fmod", "pow") else 1
     _ext(_f, F64, *([F64] * _nargs))
     _ext(_f + "f", F32, *([F32] * _nargs))
+_ext("sincos", VOID, F64, PTR, PTR)
+_ext("sincosf", VOID, F32, PTR, PTR)
 # CPython
 _ext("PyFloat_FromDouble", PTR, F64)
 _ext("PyFloat_AsDouble", F64, PTR)
@@ -173,7 +178,16 @@ def declare(module, name):
     except KeyError:
         pass
     ret, args, var_arg = EXTERNALS[name]
-    return ir.Function(module, ir.FunctionType(ret, args, var_arg=var_arg), name)
+    f = ir.Function(module, ir.FunctionType(ret, args, var_arg=var_arg), name)
+    if name in _PURE_LIBM:
+        # pure for our purposes (glibc sets errno only for an infinite input, and
+        # nothing here reads errno): LLVM may then move, merge and drop the calls
+        f.attributes.add("nounwind")
+        f.attributes.add("readnone")
+    return f
+
+
+_PURE_LIBM = ("sin", "cos", "sinf", "cosf")
 
 
 def declare_global(module, name, typ=I8):
@@ -226,6 +240,10 @@ class Engine:
             cpu=self.cpu, features=self.features, opt=3, jit=True)
         self.tm = target.create_target_machine(
             cpu=self.cpu, features=self.features, opt=3, jit=True)
+        # and one that emits the cold tier (see `tiers`): fast instruction selection
+        self.tm_cold = target.create_target_machine(
+            cpu=self.cpu, features=self.features, opt=0, jit=True)
+        self.tiers = os.environ.get("MYIA_LLVM_TIERS", "1").lower() not in ("0", "off", "no")
         self.data_layout = str(self.tm.target_data)
         backing = llvm.parse_assembly("")
         backing.triple = self.triple
@@ -257,7 +275,7 @@ class Engine:
         libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
         for name in ("malloc", "calloc", "aligned_alloc", "free", "memcpy", "memset"):
             self.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
-        for name in _MVEC_FUNCS + ("sqrt", "floor", "fmod", "pow"):
+        for name in _MVEC_FUNCS + ("sqrt", "floor", "fmod", "pow", "sincos"):
             for n in (name, name + "f"):
                 self.add_symbol(n, ctypes.cast(getattr(libm, n), ctypes.c_void_p).value)
         api = ctypes.pythonapi
@@ -383,6 +401,14 @@ class Engine:
         pm = pb.getModulePassManager()
         pm.run(mod, pb)
 
+    def _sroa(self, mod):
+        """Allocas to registers: all the kernels' IR needs (see `tiers`)."""
+        pto = llvm.create_pipeline_tuning_options(speed_level=0)
+        pb = llvm.create_pass_builder(self.tm, pto)
+        pm = llvm.create_new_module_pass_manager()
+        pm.add_sroa_pass()
+        pm.run(mod, pb)
+
     def compile(self, module, names, level=3, dump=None):
         """Compile `module` (an llvmlite.ir.Module or IR text) and return the addresses
         of the functions `names`.
@@ -393,47 +419,86 @@ class Engine:
         host CPU, LLVM and this file's CACHE_VERSION): in memory, and as object files
         in the cache directory ($MYIA_CACHE_DIR, else ~/.cache/myia/llvm; set
         MYIA_CACHE_DIR=off to disable), so a program compiled once is loaded, not
-        compiled, the next time."""
+        compiled, the next time.
+
+        A module with much straight-line code is compiled in parts (see `tiers`): its
+        loops and recursions with the `level` pipeline, its array kernels with full
+        instruction selection only, its straight-line code with neither
+        (MYIA_LLVM_TIERS=0 compiles every module whole, with the `level` pipeline)."""
         import hashlib
         import time
 
         t0 = time.perf_counter()
-        text = str(module)
+        parts = None  # [(text, how)], the parts others call first
+        exports = []
+        if self.tiers and isinstance(module, ir.Module):
+            from . import tiers
+
+            split = tiers.partition(module)
+            if split is not None:
+                groups, exported = split
+                parts = list(zip(tiers.texts(module, groups, exported), [h for _, h in groups]))
+                exports = [f.name for f in exported]
+        if parts is None:
+            parts = [(str(module), "optimized")]
         digest = hashlib.sha256("\0".join(
-            [text, self.triple, self.cpu, self.features, str(llvm.llvm_version_info),
-             CACHE_VERSION]).encode()).hexdigest()
+            [t for t, _ in parts] + [str([o for _, o in parts]), self.triple, self.cpu,
+                                     self.features, str(llvm.llvm_version_info),
+                                     CACHE_VERSION]).encode()).hexdigest()
         prefix = "m" + digest[:20]
-        text = text.replace(PREFIX, prefix)
+        parts = [(t.replace(PREFIX, prefix), o) for t, o in parts]
+        exports = [n.replace(PREFIX, prefix) for n in exports]
         real = {n: n.replace(PREFIX, prefix) for n in names}
         if dump is not None:
-            dump["ir"] = text
+            dump["ir"] = "\n".join(t for t, _ in parts)
+        t_parse = t_opt = 0.0
         with self.lock:
             hit = self._memory_cache.get(digest)
             if hit is not None:
                 self.cache_hits += 1
                 return {n: hit[r] for n, r in real.items()}
-            obj = self._read_cached(digest)
-            t1 = t2 = time.perf_counter()
-            if obj is None or dump is not None:
-                mod = llvm.parse_assembly(text)
-                mod.triple = self.triple
-                mod.data_layout = self.data_layout
-                mod.verify()
-                t1 = time.perf_counter()
-                self.optimize(mod, level)
-                t2 = time.perf_counter()
+            objs = _unpack_objects(self._read_cached(digest))
+            t1 = time.perf_counter()
+            if objs is None or len(objs) != len(parts) or dump is not None:
+                objs = []
+                optimized = []
+                for text, how in parts:
+                    ta = time.perf_counter()
+                    mod = llvm.parse_assembly(text)
+                    mod.triple = self.triple
+                    mod.data_layout = self.data_layout
+                    mod.verify()
+                    tb = time.perf_counter()
+                    if how == "optimized":
+                        self.optimize(mod, level)
+                    elif how == "kernels":
+                        self._sroa(mod)
+                    tc = time.perf_counter()
+                    t_parse += tb - ta
+                    t_opt += tc - tb
+                    if dump is not None:
+                        optimized.append(str(mod))
+                    objs.append((self.tm_cold if how == "cold" else self.tm).emit_object(mod))
                 if dump is not None:
-                    dump["optimized"] = str(mod)
-                obj = self.tm.emit_object(mod)
-                self._write_cached(digest, obj)
+                    dump["optimized"] = "\n".join(optimized)
+                self._write_cached(digest, _pack_objects(objs))
             else:
                 self.cache_hits += 1
-            self.ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
-            self.ee.finalize_object()
+            for k, obj in enumerate(objs):
+                self.ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
+                self.ee.finalize_object()
+                if k < len(objs) - 1:
+                    # the functions that the next parts call
+                    for n in exports:
+                        a = self.ee.get_function_address(n)
+                        if a:
+                            self.add_symbol(n, a)
             addresses = {r: self.ee.get_function_address(r) for r in real.values()}
             t3 = time.perf_counter()
             self._memory_cache[digest] = addresses
-        self.last_times = {"parse": t1 - t0, "optimize": t2 - t1, "codegen+load": t3 - t2}
+        self.last_times = {"parse": (t1 - t0) + t_parse, "optimize": t_opt,
+                           "codegen+load": t3 - t1 - t_parse - t_opt}
+        self.last_parts = len(parts)
         self.modules_compiled += 1
         self.compile_seconds += time.perf_counter() - t0
         for n, a in addresses.items():
@@ -473,7 +538,32 @@ class Engine:
 PREFIX = "MYIAPFX"
 #: changes whenever the code this backend emits changes incompatibly (cached objects
 #: of other versions are then not used)
-CACHE_VERSION = "1"
+CACHE_VERSION = "2"
+#: the cache file of a module compiled in parts (see `tiers`) holds all its object files
+_OBJECTS_MAGIC = b"MYIAOBJS"
+
+
+def _pack_objects(objs):
+    if len(objs) == 1:
+        return objs[0]
+    head = _OBJECTS_MAGIC + len(objs).to_bytes(8, "little")
+    head += b"".join(len(o).to_bytes(8, "little") for o in objs)
+    return head + b"".join(objs)
+
+
+def _unpack_objects(blob):
+    if blob is None:
+        return None
+    if not blob.startswith(_OBJECTS_MAGIC):
+        return [blob]
+    n = int.from_bytes(blob[8:16], "little")
+    sizes = [int.from_bytes(blob[16 + 8 * k:24 + 8 * k], "little") for k in range(n)]
+    pos = 16 + 8 * n
+    out = []
+    for size in sizes:
+        out.append(blob[pos:pos + size])
+        pos += size
+    return out if pos == len(blob) else None
 
 
 def _cache_dir():
@@ -512,13 +602,25 @@ def engine():
 
 
 def _compile_runtime(e):
-    """The functions that compiled code calls by address (not inlined)."""
+    """The functions that compiled code calls by address (not inlined): the capsule
+    destructor, and the helpers of `cg.RUNTIME_FUNCTIONS` (arena slow paths, array
+    unboxing and boxing, strided copies), compiled once here instead of once per
+    program (the module is the same in every process: its machine code comes from
+    the disk cache after the first time)."""
+    from . import cg, ops_array, wrapper  # noqa: F401  (they register their helpers)
+
     m = e.new_module("myia_runtime")
+    m.myia_runtime = True  # cg.runtime_fn defines the helpers here
     # void myia_capsule_free(PyObject *capsule): free the arena block it holds
-    f = ir.Function(m, ir.FunctionType(VOID, [PTR]), "myia_capsule_free_impl")
+    f = ir.Function(m, ir.FunctionType(VOID, [PTR]), "myia_capsule_free")
     b = ir.IRBuilder(f.append_basic_block())
     block = b.call(declare(m, "PyCapsule_GetPointer"), [f.args[0], ir.Constant(PTR, None)])
     b.call(declare(m, "free"), [block])
     b.ret_void()
-    addrs = e.compile(m, ["myia_capsule_free_impl"])
-    e.add_symbol("myia_capsule_free", addrs["myia_capsule_free_impl"])
+    names = ["myia_capsule_free"]
+    for name, get in sorted(cg.RUNTIME_FUNCTIONS.items()):
+        get(m)
+        names.append(name)
+    addrs = e.compile(m, names)
+    for name in names:
+        e.add_symbol(name, addrs[name])

@@ -35,8 +35,9 @@ import llvmlite.ir as ir
 import numpy as np
 
 from . import capi
-from .cg import (NULL, alloca, arena_free_fn, arena_owner_fn, at, ctx_load, ctx_store,
-                 cycle_counter, for_range, frame_address, gep, i32, i64, load_at, store_at)
+from .cg import (NULL, Builder, alloca, arena_free_fn, arena_owner_fn, at, ctx_load, ctx_store,
+                 cycle_counter, for_range, frame_address, gep, i32, i64, load_at, runtime_fn,
+                 store_at)
 from .ltypes import ITEMSIZE, Array, Scalar, Static, Tuple, to_ir
 from .runtime import (CTX_TYPE, F32, F64, I1, I32, I64, I8, PTR, SIGNAL_POLL_PERIOD, STATUS_INTERRUPT,
                       STATUS_OK, STATUS_STACK, declare, declare_global)
@@ -112,7 +113,7 @@ class EntryBuilder:
         self_, args, nargs = f.args
         entry = f.append_basic_block("entry")
         self.mismatch_bb = f.append_basic_block("mismatch")
-        b = ir.IRBuilder(entry)
+        b = Builder(entry)
         self.b = b
         # the context first (allocas in the entry block)
         ctx = alloca(b, CTX_TYPE, name="ctx")
@@ -381,19 +382,12 @@ class EntryBuilder:
             self.obj(np.ndarray), self.obj(np.array), self.obj(np.ascontiguousarray)])
 
 
-def unbox_array_fn(module):
+@runtime_fn("myia_unbox_array", I1, [PTR, PTR, I32, I64, I32, I32, PTR, PTR, PTR])
+def unbox_array_fn(f):
     """i1 myia_unbox_array(obj, ndarray type, i32 nd, i64 itemsize, i32 num_a, i32 num_b,
     i64 *expected dims (-1: any), out {data, dims[nd], strides[nd]} (strides in items),
     out {lo, hi} (the byte range the array spans)): false if `obj` is not an
     aligned, native-order ndarray of that rank, dtype and shape."""
-    try:
-        return module.get_global("myia_unbox_array")
-    except KeyError:
-        pass
-    fnty = ir.FunctionType(I1, [PTR, PTR, I32, I64, I32, I32, PTR, PTR, PTR])
-    f = ir.Function(module, fnty, "myia_unbox_array")
-    f.linkage = "internal"
-    f.attributes.add("noinline")
     o, ndarray, nd, itemsize, num_a, num_b, expect, out, lohi = f.args
     b = ir.IRBuilder(f.append_basic_block())
     no = f.append_basic_block("no")
@@ -455,24 +449,18 @@ def unbox_array_fn(module):
     b.ret(ir.Constant(I1, 1))
     b.position_at_end(no)
     b.ret(ir.Constant(I1, 0))
-    return f
 
 
-def box_array_fn(module):
+@runtime_fn("myia_box_array", PTR, [PTR, I32, PTR, PTR, I64, I32, PTR, PTR, I64, PTR, PTR, PTR],
+            nocapture=(0,))
+def box_array_fn(f):
     """PyObject *myia_box_array(ctx, i32 nd, i64 *dims, i64 *strides (items), i64
     itemsize, i32 typenum, ptr data, candidates {lo, hi, obj}[], i64 n, ndarray type,
     numpy.array, numpy.ascontiguousarray): a new reference to an ndarray over `data`,
     whose base owns the data: the escaping arena block's capsule, or the argument or
     constant the data belongs to; data in a chunk of the arena is copied, a broadcast
     view (a zero stride) too.  Null with a Python error on failure."""
-    try:
-        return module.get_global("myia_box_array")
-    except KeyError:
-        pass
-    fnty = ir.FunctionType(PTR, [PTR, I32, PTR, PTR, I64, I32, PTR, PTR, I64, PTR, PTR, PTR])
-    f = ir.Function(module, fnty, "myia_box_array")
-    f.linkage = "internal"
-    f.attributes.add("noinline")
+    module = f.module
     (ctx, nd, dims, estrides, itemsize, typenum, data, cands, ncand, ndarray, np_array,
      np_contig) = f.args
     b = ir.IRBuilder(f.append_basic_block())
@@ -534,7 +522,6 @@ def box_array_fn(module):
         b.store(copy, result)
     b.ret(b.load(result, typ=PTR))
     _ = rec
-    return f
 
 
 # ---- making the Python callable ---------------------------------------------------------
