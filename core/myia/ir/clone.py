@@ -97,9 +97,9 @@ def inline(graph, target, args, *, manager=None, loc=None):
     node of `target` that computes `graph`'s output.  With `loc`, the copied nodes
     take that location (the library's own code, inlined, points at the user's line).
     """
-    mng = manager or manage(graph)
     if len(args) != len(graph.parameters):
         raise ValueError(f"inline {graph}: {len(args)} args for {len(graph.parameters)} parameters")
+    mng = manager or _LeafNodes.of(graph) or manage(graph)
     scope = mng.scope(graph)
     repl = {graph: target}
     for p, a in zip(graph.parameters, args):
@@ -108,6 +108,42 @@ def inline(graph, target, args, *, manager=None, loc=None):
         repl[g] = _new_graph(g)
     get = _copy_graphs(scope, repl, mng, keep_params=(graph,), loc=loc)
     return get(graph.output)
+
+
+class _LeafNodes:
+    """The nodes of a graph that uses no other graph (most of what is inlined: bprop
+    rules, small functions): found by one walk, without a manager's whole analysis."""
+
+    def __init__(self, graph, nodes):
+        self.graph = graph
+        self._nodes = nodes
+
+    @classmethod
+    def of(cls, graph):
+        order, seen, stack = [], set(), [(graph.output, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+                continue
+            if node in seen:
+                continue
+            seen.add(node)
+            if isinstance(node, Constant):
+                if isinstance(node.value, Graph):
+                    return None  # uses a graph: it may have graphs nested in it
+                continue
+            if not isinstance(node, Apply) or node.graph is not graph:
+                continue
+            stack.append((node, True))
+            stack.extend((i, False) for i in reversed(node.inputs))
+        return cls(graph, order)
+
+    def scope(self, graph):
+        return [graph]
+
+    def nodes(self, graph):
+        return self._nodes
 
 
 __all__ = ["clone", "clone_many", "inline", "Parameter"]

@@ -4,7 +4,7 @@ from ..ir import Apply, Constant, Graph, clone_many, manage
 from . import rules as R
 from .cse import cse
 from .interproc import interprocedural
-from .pass_manager import PassLog, count_ops, run_pass
+from .pass_manager import PassLog, run_pass
 
 
 def optimize(root, log=None):
@@ -21,13 +21,12 @@ def optimize(root, log=None):
     log = log if log is not None else PassLog()
     _make_private(root)
     for round_ in range(10):
-        before = count_ops(root)
-        run_pass(root, R.ALL, name=f"simplify #{round_ + 1}", log=log)
+        rewrites = run_pass(root, R.ALL, name=f"simplify #{round_ + 1}", log=log)
         merged = cse(root)
         if merged:
             log.counts["cse"] += merged
         fired = interprocedural(root, log)
-        if not merged and not fired and count_ops(root) == before and round_ > 0:
+        if not rewrites and not merged and not fired:
             break
     run_pass(root, R.FINISH, name="finish", log=log)
     return root

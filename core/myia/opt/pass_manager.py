@@ -124,30 +124,32 @@ def _recursive_graphs(mng):
     return result
 
 
-def count_ops(root):
+def count_ops(root, mng=None):
     from ..prim import Primitive
 
-    mng = manage(root)
+    mng = mng or manage(root)
     return sum(1 for g in mng.graphs for n in mng.nodes(g)
                if isinstance(n, Apply) and isinstance(n.inputs[0], Constant)
                and isinstance(n.inputs[0].value, Primitive))
 
 
 def run_pass(root, rules, name="opt", log=None, max_sweeps=200):
-    """Apply `rules` over the graphs reachable from `root` until nothing changes."""
+    """Apply `rules` over the graphs reachable from `root` until nothing changes.
+    Returns how many rewrites were made."""
     t0 = time.perf_counter()
-    before = count_ops(root)
+    mng = manage(root)
+    before = count_ops(root, mng)
     counts = collections.Counter()
     for _ in range(max_sweeps):
-        if not _sweep(root, rules, counts):
-            break
+        if not _sweep(root, rules, counts, mng):
+            break  # nothing was edited: `mng` still describes the program
+        mng = manage(root)
     if log is not None:
-        log.record(name, counts, time.perf_counter() - t0, before, count_ops(root))
-    return root
+        log.record(name, counts, time.perf_counter() - t0, before, count_ops(root, mng))
+    return sum(counts.values())
 
 
-def _sweep(root, rules, counts):
-    mng = manage(root)
+def _sweep(root, rules, counts, mng):
     ctx = Context(mng)
     repl = {}
 
