@@ -264,6 +264,7 @@ def drop_dead_entries(root):
         (n,) = width
         live = set()
         fine = True
+        returned = {g.output for g in mng.graphs}
         for site in sites:
             if not isinstance(site.abstract, ATuple):
                 fine = False
@@ -275,7 +276,8 @@ def drop_dead_entries(root):
                     break
                 i = p[1]
                 uses = mng.users(user)
-                if not uses or any(u not in outs or k != i + 1 for u, k in uses):
+                if not uses or user in returned \
+                        or any(u not in outs or k != i + 1 for u, k in uses):
                     live.add(i)
             if not fine:
                 break
