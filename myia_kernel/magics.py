@@ -334,7 +334,8 @@ def magic_backend(session, line):
     """%backend [vm|llvm|cupy]: show or choose the backend that runs compiled code.
 
     vm: the reference interpreter (NumPy); llvm: native code through LLVM; cupy: the
-    GPU.  A backend that cannot run here is refused with the reason.
+    GPU.  A session starts on $MYIA_BACKEND, else llvm.  A backend that cannot run
+    here is refused with the reason.
     """
     name = line.strip()
     if not name:

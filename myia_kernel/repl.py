@@ -178,7 +178,8 @@ def main(argv=None):
                                 description="The Myia REPL: a session of compiled functions.")
     p.add_argument("--out", metavar="DIR",
                    help="where drawings are written (default: a new temporary folder)")
-    p.add_argument("--backend", choices=("vm", "llvm", "cupy"), help="the backend to start with")
+    p.add_argument("--backend", choices=("vm", "llvm", "cupy"),
+                   help="the backend to start with (default: $MYIA_BACKEND, else llvm)")
     p.add_argument("--history", metavar="FILE", help=f"history file (default {HISTORY_FILE})")
     args = p.parse_args(argv)
     repl = Repl(out_dir=args.out, backend=args.backend)

@@ -176,6 +176,18 @@ def is_data(value):
     return isinstance(value, tuple) and all(is_data(v) for v in value)
 
 
+def _holds_function(typed):
+    """Does the typed program return a function value (or a tuple holding one)?"""
+    from myia.infer.abstract import AFunction, ATuple
+
+    def holds(a):
+        if isinstance(a, AFunction):
+            return True
+        return isinstance(a, ATuple) and any(holds(e) for e in a.elements)
+
+    return holds(typed.output.abstract)
+
+
 def new_namespace():
     return {
         "__name__": "__myia_session__",
@@ -465,7 +477,12 @@ class Session:
         """Run a wrapper: compiled, or by Python for host transforms and functions."""
         if self._uses_host_transforms(value_node):
             return wrapper()
-        value = myia.compile(wrapper, backend=self.backend)()  # a new wrapper: not kept
+        compiled = myia.compile(wrapper, backend=self.backend)  # a new wrapper: not kept
+        if self.backend == "llvm" and _holds_function(compiled.pipeline.specialize(wrapper, ())):
+            # native code hands only data to Python: a function value (its type says so)
+            # is the Python object for it, as below
+            return wrapper()
+        value = compiled()
         if not is_data(value):
             value = wrapper()  # a function value: the Python object for it
         return value
@@ -474,7 +491,7 @@ class Session:
         for name in _names_read(node):
             v = self.namespace.get(name)
             if any(v is t for t in HOST_TRANSFORMS) or type(v).__name__ in (
-                    "HessianFunction", "_VJPFunction"):
+                    "HessianFunction", "_VJPFunction", "_NativeVJPFunction"):
                 return True
         return False
 

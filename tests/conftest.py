@@ -3,4 +3,25 @@
 Markers (`gpu`, `slow`) are declared in pyproject.toml. Keep this module free of
 module-level `import myia`, so that collection works while the package is incomplete;
 fixtures that need myia import it inside the fixture body.
+
+Backends.  Every test that runs programs through the default backend (what
+`myia.compile`, `myia.grad`, `myia.vjp`... use when no backend is named) runs on each
+of `BACKENDS`, through the `backend` fixture: a module whose tests run programs says
+`pytestmark = pytest.mark.usefixtures("backend")` (or a test takes `backend` as an
+argument), and the test id ends with the backend (`test_x[...-llvm]`).  What the
+LLVM backend refuses is asserted, not skipped: see `refused_by_llvm` in
+tests/helpers.py.  Tests about the VM itself stay on the VM, and tests that compare
+a backend with the VM (tests/backend) name their backends themselves.
 """
+
+import pytest
+
+#: the backends every program-running test runs on
+BACKENDS = ("vm", "llvm")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request, monkeypatch):
+    """The default backend ($MYIA_BACKEND) for this test: each of BACKENDS in turn."""
+    monkeypatch.setenv("MYIA_BACKEND", request.param)
+    return request.param

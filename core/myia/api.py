@@ -28,7 +28,8 @@ def user_facing(fn):
 
 
 def default_backend():
-    return os.environ.get("MYIA_BACKEND", "vm")
+    """The backend `compile` uses when none is given: $MYIA_BACKEND, else "llvm"."""
+    return os.environ.get("MYIA_BACKEND", "llvm")
 
 
 class CompiledFunction:
@@ -58,7 +59,7 @@ def compile(fn, backend=None):
     """Compile `fn` (a function written in the subset, or a `myia.grad(...)` of one).
 
     The result specializes and caches per argument types.  `backend`: "vm", "llvm",
-    "cupy", or None for the default ($MYIA_BACKEND, else "vm").
+    "cupy", or None for the default ($MYIA_BACKEND, else "llvm").
     """
     return CompiledFunction(fn, backend)
 
@@ -173,12 +174,43 @@ class _VJPFunction:
         return tuple(d[1:1 + self.n])
 
 
+class _VJPApplyFunction(_Transformed):
+    """The program `(primals..., ct) -> the cotangents of the primals`."""
+
+    def __init__(self, fn, n):
+        super().__init__(fn)
+        self.n = n
+
+    def _build(self, fn_graph):
+        from .ad import vjp_apply_graph
+
+        return vjp_apply_graph(fn_graph, self.n)
+
+
+class _NativeVJPFunction:
+    """The `vjp_fn` of a backend whose compiled code cannot hand the backpropagator (a
+    closure) to Python ("llvm"): `vjp_fn(ct)` runs one compiled program that
+    computes the forward pass at the primals again and then the backward pass."""
+
+    def __init__(self, fn, primals, backend):
+        self.primals = tuple(primals)
+        self.compiled = compile(_VJPApplyFunction(fn, len(primals)), backend)
+
+    @user_facing
+    def __call__(self, cotangent):
+        return self.compiled.pipeline.run(self.compiled.fn, self.primals + (cotangent,), {})
+
+
 @user_facing
 def vjp(fn, *primals):
     """`(fn(*primals), vjp_fn)`, where `vjp_fn(ct)` returns the cotangent of each
     primal (a tuple), as in JAX."""
     t = GradFunction(fn, tuple(range(len(primals))) if primals else 0, "vjp")
     compiled = compile(t)
+    if compiled.pipeline.llvm is not None:
+        t.__myia_graph__()  # the same checks (argnums) as below
+        out = compile(fn, compiled.backend).pipeline.run(fn, primals, {})
+        return out, _NativeVJPFunction(fn, primals, compiled.backend)
     out, bprop = compiled.pipeline.run(t, primals, {})
     return out, _VJPFunction(compiled.pipeline, bprop, len(primals))
 

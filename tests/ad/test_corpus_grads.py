@@ -4,6 +4,14 @@
 `autograd.grad` of the same program re-executed with `np` bound to autograd.numpy
 (`cases_with_numpy`).  For the programs whose argument 0 is a float, the second
 derivative `grad(grad(f))` is compared too.
+
+The gradients run on "vm" and on "llvm" (the `backend` fixture, tests/conftest.py).
+The second derivatives run on the VM only: the LLVM backend compiles the optimized
+program, and optimizing grad(grad(f)) of these programs takes 5 to more than 60
+seconds each (about 11 CPU-minutes in all, more than the whole suite's budget);
+most of those with loops are then refused anyway (LLVM_GAPS in tests/helpers.py,
+"widened environment").  tests/ad/test_must_hold.py and test_primitives.py check
+second derivatives on both backends.
 """
 
 import warnings
@@ -46,6 +54,7 @@ def test_corpus_has_differentiable_cases():
     assert len(SCALAR_ARG) >= 20
 
 
+@pytest.mark.usefixtures("backend")
 @pytest.mark.parametrize("case", DIFFERENTIABLE, ids=lambda c: c.name)
 def test_grad_vs_autograd(case):
     ours = myia.grad(case.fn)(*case.args)
@@ -64,6 +73,6 @@ def test_second_derivative_vs_autograd(case):
         theirs = _autograd(_autograd_twin(case).fn, 2, case.args)
     except Exception as e:  # noqa: BLE001  (autograd cannot always differentiate twice)
         pytest.skip(f"autograd cannot take the second derivative: {type(e).__name__}: {e}")
-    ours = myia.grad(myia.grad(case.fn))(*case.args)
+    ours = myia.compile(myia.grad(myia.grad(case.fn)), backend="vm")(*case.args)
     assert_tree_close(ours, theirs, rtol=RTOL, atol=1e-10,
                       what=f"second derivative of {case.name}")

@@ -15,6 +15,10 @@ no user-level syntax of their own; they are tested through programs that use tup
 and closures (end of this file, and tests/ad/test_must_hold.py).
 Non-differentiable primitives (comparisons, floor, shape...) must give zero
 sensitivities of the right structure: tested at the end through `grad`.
+
+Every test that runs programs runs on "vm" and on "llvm" (the `backend` fixture,
+tests/conftest.py); on "llvm", grad inside subset code of a closure is refused
+(`refused_by_llvm`, tests/helpers.py).
 """
 
 import math
@@ -26,7 +30,7 @@ import myia
 from myia.prim import all_primitives
 from myia.prim import ops as P
 
-from ..helpers import assert_tree_close, check_grads, check_vjp, numerical_grad
+from ..helpers import assert_tree_close, check_grads, check_vjp, numerical_grad, refused_by_llvm
 
 # ---- arguments -----------------------------------------------------------------------
 
@@ -536,18 +540,21 @@ def test_case_uses_its_primitive(case):
     assert prim in _primitives_used(fn), sorted(_primitives_used(fn))
 
 
+@pytest.mark.usefixtures("backend")
 @pytest.mark.parametrize("case", CASES, ids=_case_id)
 def test_first_order(case):
     _, fn, args = case
     check_grads(fn, args, order=1, modes=("fwd", "rev"))
 
 
+@pytest.mark.usefixtures("backend")
 @pytest.mark.parametrize("case", CASES, ids=_case_id)
 def test_second_order_rev(case):
     _, fn, args = case
     check_grads(fn, args, order=2, modes=("rev",))
 
 
+@pytest.mark.usefixtures("backend")
 @pytest.mark.parametrize("case", CASES, ids=_case_id)
 def test_second_order_fwd(case):
     _, fn, args = case
@@ -608,7 +615,14 @@ def _closure_hand(x, y):
     (higher_order_program, (0.7,), lambda x: x ** 3 + math.sin(math.sin(x))),
     (nested_grad_program, (0.7,), lambda x: 2.0 * x ** 3),
 ], ids=lambda v: getattr(v, "__name__", ""))
-def test_structural_primitives_through_programs(fn, args, expected):
+def test_structural_primitives_through_programs(fn, args, expected, backend):
+    if backend == "llvm" and fn is nested_grad_program:
+        # grad inside subset code of a closure: see LLVM_GAPS in tests/helpers.py
+        with refused_by_llvm(backend, "run-time J"):
+            myia.compile(fn)(*args)
+        with refused_by_llvm(backend, "run-time J"):
+            myia.grad(fn, tuple(range(len(args))))(*args)
+        return
     assert myia.compile(fn)(*args) == pytest.approx(expected(*args))
     grads = myia.grad(fn, tuple(range(len(args))))(*args)
     for i in range(len(args)):
@@ -685,6 +699,7 @@ def nondiff_int(x):
     return float(int(x * 10.0))
 
 
+@pytest.mark.usefixtures("backend")
 @pytest.mark.parametrize("fn, args", [
     (nondiff_compare, (0.7, -1.3)),
     (nondiff_compare, (-0.7, -0.7)),
@@ -719,6 +734,7 @@ def mixed_nondiff(x, y):
     return s * float(n)
 
 
+@pytest.mark.usefixtures("backend")
 def test_nondifferentiable_mixed_program():
     assert myia.grad(mixed_nondiff, (0, 1))(1.5, 2.7) == pytest.approx((3.0 * (2.0 + 3.0), 0.0))
     assert myia.grad(mixed_nondiff, (0, 1))(-1.5, 2.7) == pytest.approx((6.0, 0.0))
@@ -729,6 +745,7 @@ def array_nondiff(x):
     return np.sum(np.where(m, x, 0.0) * np.floor(x)) + float(np.shape(x)[0])
 
 
+@pytest.mark.usefixtures("backend")
 def test_nondifferentiable_array_program():
     x = np.array([1.5, -0.5, 2.5, 0.25])
     g = myia.grad(array_nondiff)(x)
@@ -751,6 +768,7 @@ def max_rows(x):
     return np.sum(np.max(x, axis=1) * ROW_WEIGHTS)
 
 
+@pytest.mark.usefixtures("backend")
 def test_ties_split_the_sensitivity_like_autograd():
     autograd = pytest.importorskip("autograd")
     anp = pytest.importorskip("autograd.numpy")
@@ -767,6 +785,7 @@ def test_ties_split_the_sensitivity_like_autograd():
         autograd.grad(lambda v: anp.sum(anp.max(v, axis=1) * np.array([1.0, 2.0])))(x))
 
 
+@pytest.mark.usefixtures("backend")
 def test_kinks():
     assert myia.grad(py_abs)(0.0) == 0.0  # sign(0), as autograd and JAX
     assert myia.grad(pow_const)(0.0) == 0.0
@@ -774,6 +793,7 @@ def test_kinks():
     assert myia.grad(pow_, 1)(0.0, 2.0) == 0.0  # d/dy x**y where log x is undefined
 
 
+@pytest.mark.usefixtures("backend")
 def test_gradient_keeps_float32():
     x = np.ones(3, dtype=np.float32)
     g = myia.grad(sum_all)(x * x)

@@ -225,6 +225,7 @@ SETTINGS = settings(max_examples=int(os.environ.get("MYIA_HYPOTHESIS_EXAMPLES", 
                                            HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
+@pytest.mark.usefixtures("backend")
 def test_render_example(program_dir):
     program = (2, (("assign", ("bin", "*", ("ref", 0), ("ref", 1))),
                    ("if", 2, ">", 0, ("un", "sin", ("ref", 2)), ("const", 1.5)),
@@ -246,6 +247,7 @@ def test_render_example(program_dir):
         assert myia.grad(f, (0, 1))(*xs) == pytest.approx(tuple(grads), rel=1e-6, abs=1e-8)
 
 
+@pytest.mark.usefixtures("backend")
 @SETTINGS
 @given(program=programs(), data=st.data())
 def test_grad_of_random_program(program_dir, program, data):

@@ -65,6 +65,18 @@ def test_corpus_gradient(case, backend):
         signal.signal(signal.SIGALRM, old)
 
 
+def square(x):
+    return x * x
+
+
+def test_llvm_is_the_default_backend(monkeypatch):
+    monkeypatch.delenv("MYIA_BACKEND", raising=False)
+    assert myia.compile(square).backend == "llvm"
+    assert myia.compile(square)(3.0) == 9.0
+    monkeypatch.setenv("MYIA_BACKEND", "vm")
+    assert myia.compile(square).backend == "vm"
+
+
 def test_gradient_is_a_float_like_the_vm():
     case = next(c for c in DIFF if c.name == "float_arithmetic")
     got = myia.compile(myia.grad(case.fn), backend="llvm")(*case.args)

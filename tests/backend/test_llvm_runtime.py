@@ -79,6 +79,53 @@ def test_strided_and_new_arrays():
     gc.collect()
 
 
+def scale_by_default(x, k=2.0):
+    return x * k
+
+
+def test_defaults_of_missing_arguments():
+    assert llvm(scale_by_default)(1.5) == 3.0
+    assert llvm(scale_by_default)(1.5, 3.0) == 4.5
+    assert myia.compile(myia.grad(scale_by_default), backend="llvm")(1.5) == 2.0
+    with pytest.raises(myia.MyiaError, match=r"takes 2 arguments \(x, k\) but 0 were given"):
+        llvm(scale_by_default)()
+
+
+def index_in_loop(xs, n):
+    s = xs[0] * 0.0
+    for i in range(n):
+        s = s + xs[i] * xs[i - 1]
+    return s
+
+
+def test_a_tuple_indexed_at_run_time():
+    """`xs[i]` with i known only at run time, for a tuple whose elements have one type
+    (inference allows it): what the VM computes, with its error out of range."""
+    xs = (1.0, 2.0, 3.0)
+    for n in range(4):
+        assert llvm(index_in_loop)(xs, n) == index_in_loop(xs, n)
+    arrays = tuple(np.arange(3.0) + k for k in range(3))
+    np.testing.assert_allclose(llvm(index_in_loop)(arrays, 3), index_in_loop(arrays, 3))
+    vm_grad = myia.compile(myia.grad(index_in_loop), backend="vm")(xs, 3)
+    assert myia.compile(myia.grad(index_in_loop), backend="llvm")(xs, 3) == vm_grad
+    with pytest.raises(MyiaValueError, match="tuple index 3 out of range for a tuple of length 3"):
+        llvm(index_in_loop)(xs, 4)  # xs[3]
+    with pytest.raises(MyiaValueError, match="tuple index -4 out of range"):
+        llvm(lambda t, i: t[i])(xs, -4)
+
+
+def mixes_0d(x, u):
+    return np.where(x > 0.0, x * u, u) + x * u
+
+
+def test_numbers_and_0d_arrays():
+    """NumPy: a number times a 0-d array is a number; the VM gives the same."""
+    for x in (-0.5, 2.0):
+        want = myia.compile(mixes_0d, backend="vm")(x, np.array(0.3))
+        got = llvm(mixes_0d)(x, np.array(0.3))
+        np.testing.assert_allclose(got, want)
+
+
 def int_affine(x, a):
     return x * a + 1
 

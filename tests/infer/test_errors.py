@@ -1,6 +1,8 @@
 """Type and shape errors found by inference, before anything runs: each names the
 types or shapes involved, the file and line, and shows the source line with a caret.
-None of them hangs (each runs under a deadline)."""
+None of them hangs (each runs under a deadline).  Each runs on "vm" and on "llvm" (the
+`backend` fixture, tests/conftest.py): the LLVM backend compiles the optimized program,
+and the error must still come from inference, before anything runs."""
 
 import contextlib
 import signal
@@ -11,6 +13,8 @@ import pytest
 from myia.errors import MyiaShapeError, MyiaTypeError
 from myia.infer import abstract_of, specialize
 from myia.parser import parse
+
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 @contextlib.contextmanager

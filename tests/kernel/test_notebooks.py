@@ -1,5 +1,7 @@
-"""The tutorial notebooks run clean through the kernel (nbclient, kernel "myia"); and
-`python -m myia_kernel run` writes a notebook as HTML with its drawings."""
+"""The tutorial notebooks run clean through the kernel (nbclient, kernel "myia"), with
+the kernel on each backend ("vm" and "llvm": the `backend` fixture of tests/conftest.py
+sets $MYIA_BACKEND, which the kernel process inherits); and `python -m myia_kernel run`
+writes a notebook as HTML with its drawings (on the default backend)."""
 
 import json
 import subprocess
@@ -19,6 +21,7 @@ def test_the_tutorials_are_there():
     assert names == ["01-tour.ipynb", "02-ad-visually.ipynb", "03-higher-order.ipynb"]
 
 
+@pytest.mark.usefixtures("backend")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_clean(path):
     setup_jupyter_env()

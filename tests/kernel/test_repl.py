@@ -1,4 +1,6 @@
-"""The REPL: the same session in a terminal, fed line by line."""
+"""The REPL: the same session in a terminal, fed line by line, on each backend ("vm" and
+"llvm": the `backend` fixture of tests/conftest.py sets $MYIA_BACKEND, which a new
+session and a REPL process start on)."""
 
 import io
 import os
@@ -6,9 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from myia_kernel.repl import Repl
 
 from .kernel_env import ROOT
+
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 def make(tmp_path):

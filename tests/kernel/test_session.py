@@ -1,4 +1,7 @@
-"""The Session in process (no Jupyter): cells, definitions, errors, magics, completion."""
+"""The Session in process (no Jupyter): cells, definitions, errors, magics, completion.
+
+Every test runs with a session on "vm" and one on "llvm" (the `backend` fixture,
+tests/conftest.py)."""
 
 import re
 
@@ -9,8 +12,8 @@ from myia_kernel.session import Session, is_complete
 
 
 @pytest.fixture
-def s():
-    return Session(backend="vm")
+def s(backend):
+    return Session(backend=backend)
 
 
 def ok(session, code):
@@ -283,19 +286,29 @@ def test_ir_magic_stages_and_passes(s):
         assert len(r.displays()) == 2
 
 
-def test_backend_magic(s):
+def test_a_session_starts_on_the_default_backend(monkeypatch):
+    monkeypatch.delenv("MYIA_BACKEND", raising=False)
+    assert Session().backend == "llvm"
+    monkeypatch.setenv("MYIA_BACKEND", "vm")
+    assert Session().backend == "vm"
+
+
+def test_backend_magic(s, backend):
     from myia_kernel.magics import backend_status
 
     text = ok(s, "%backend").text()
-    assert "* vm" in text
+    assert f"* {backend}" in text
     e = err(s, "%backend tpu")
     assert e["ename"] == "MyiaBackendError" and "no backend 'tpu'" in e["evalue"]
     why = backend_status("cupy")
     if why is not None:
         e = err(s, "%backend cupy")
         assert why in e["evalue"]
-        assert s.backend == "vm"
+        assert s.backend == backend
     ok(s, "%backend vm")
+    assert s.backend == "vm"
+    ok(s, "%backend llvm")
+    assert s.backend == "llvm"
 
 
 def test_time_and_timeit_formats(s):

@@ -31,6 +31,7 @@ def poly(x):
     return x ** 3 + 2 * x * x - x / 3 + 7
 
 
+@pytest.mark.usefixtures("backend")
 def test_gradient_of_square_is_two_operations_at_most():
     view = optimized(myia.grad(square), 3.0)
     assert view.op_count() <= 2, str(view)

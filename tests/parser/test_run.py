@@ -1,4 +1,5 @@
-"""Parsed programs run on the VM and give Python's results.
+"""Parsed programs run on each backend ("vm" and "llvm", the `backend` fixture of
+tests/conftest.py) and give Python's results.
 
 The corpus (tests/corpus.py) runs in tests/backend/test_vm_corpus.py; here are the
 programs that exercise the parser's corners: every control-flow shape, closures,
@@ -243,8 +244,8 @@ PROGRAMS = [
     [(fn, args) for fn, arglist in PROGRAMS for args in arglist],
     ids=[f"{fn.__name__}{args}" for fn, arglist in PROGRAMS for args in arglist],
 )
-def test_program_runs_like_python(fn, args):
-    assert_same(myia.compile(fn, backend="vm")(*args), fn(*args))
+def test_program_runs_like_python(fn, args, backend):
+    assert_same(myia.compile(fn, backend=backend)(*args), fn(*args))
 
 
 @pytest.mark.parametrize("fn, args, message", [
@@ -252,6 +253,6 @@ def test_program_runs_like_python(fn, args):
     (assert_in_branch, (30.0,), "too big"),
     (range_variable_step, (0, 5, 0), "step"),
 ])
-def test_asserts_are_kept_alive(fn, args, message):
+def test_asserts_are_kept_alive(fn, args, message, backend):
     with pytest.raises(MyiaAssertionError, match=message):
-        myia.compile(fn, backend="vm")(*args)
+        myia.compile(fn, backend=backend)(*args)

@@ -1,7 +1,7 @@
 """Automatic differentiation by source transformation (see `reverse` and `forward`)."""
 
-from .grad import GRAD, VALUE_AND_GRAD, GradMacro, check_argnums, grad_graph
+from .grad import GRAD, VALUE_AND_GRAD, GradMacro, check_argnums, grad_graph, vjp_apply_graph
 from .reverse import J_graph, lift_closure, prim_fprop
 
 __all__ = ["GRAD", "VALUE_AND_GRAD", "GradMacro", "J_graph", "check_argnums", "grad_graph",
-           "lift_closure", "prim_fprop"]
+           "lift_closure", "prim_fprop", "vjp_apply_graph"]

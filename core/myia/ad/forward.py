@@ -51,15 +51,21 @@ class _TTransform:
             # a default is a constant: its tangent is zero
             tg.defaults = {k: (v, P.zeros_like.impl(v)) for k, v in g.defaults.items()}
         _T_graphs[self.root] = self.tgraphs[self.root]
-        for g in self.scope:
-            tg = self.tgraphs[g]
-            for n in self.mng.nodes(g):
-                if isinstance(n, Apply):
-                    fn = self._tget(n.inputs[0], tg, len(n.inputs) - 1)
-                    args = [self._tget(i, tg) for i in n.inputs[1:]]
-                    callee = tg.apply(P.tuple_getitem, fn, 0, loc=n.loc)
-                    self.tnode[n] = Apply(tg, [callee, *args], n.loc, n.name)
-            tg.output = self._tget(g.output, tg)
+        try:
+            for g in self.scope:
+                tg = self.tgraphs[g]
+                for n in self.mng.nodes(g):
+                    if isinstance(n, Apply):
+                        fn = self._tget(n.inputs[0], tg, len(n.inputs) - 1)
+                        args = [self._tget(i, tg) for i in n.inputs[1:]]
+                        callee = tg.apply(P.tuple_getitem, fn, 0, loc=n.loc)
+                        self.tnode[n] = Apply(tg, [callee, *args], n.loc, n.name)
+                tg.output = self._tget(g.output, tg)
+        except BaseException:
+            # a refusal (grad inside subset code) must not leave the half-made graph
+            # cached: the next T_graph of this graph would return it
+            del _T_graphs[self.root]
+            raise
         return self.tgraphs[self.root]
 
     def _tget(self, node, tg, n_args=None):

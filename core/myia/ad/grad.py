@@ -60,6 +60,21 @@ def grad_graph(fn_graph, argnums, many, mode):
     return build_grad_body(g, Constant(J_graph(fn_graph)), params, argnums, many, mode)
 
 
+def vjp_apply_graph(fn_graph, n):
+    """`(x1, ..., xn, ct) -> the cotangents of x1..xn`: `out, bprop = J(f)(x1..xn)`,
+    then `bprop(ct)[1:1 + n]`, in one program.  What `myia.vjp` runs on a backend that
+    cannot hand the backpropagator (a closure) to Python."""
+    g = Graph(f"vjp_{fn_graph.name}", fn_graph.loc)
+    g.flags = {"kind": "adjoint"}
+    params = [g.add_parameter(p.name, p.loc) for p in fn_graph.parameters[:n]]
+    ct = g.add_parameter("cotangent")
+    pair = g.apply(Constant(J_graph(fn_graph)), *params)
+    bprop = g.apply(P.tuple_getitem, pair, 1, name="bprop")
+    d = g.apply(bprop, ct, name="d")
+    g.output = g.apply(P.make_tuple, *[g.apply(P.tuple_getitem, d, 1 + i) for i in range(n)])
+    return g
+
+
 class GradMacro:
     """`grad` / `value_and_grad` as values inside subset code.
 

@@ -5,12 +5,13 @@ from .anf import Apply, Constant, EnvKey, Graph, Parameter
 from .manager import manage
 
 
-def _copy_graphs(graphs, repl, mng, *, keep_params=(), loc=None):
+def _copy_graphs(graphs, repl, mng, *, keep_params=(), loc=None, keep_keys=False):
     """Copy the nodes of `graphs` following the mapping `repl` (old -> new).
 
     `repl` must already map every graph of `graphs` to its new Graph (or, for a graph
     being inlined, to the graph that receives its nodes) and may map parameters to
     arbitrary nodes.  Nodes outside `graphs` (free variables from above) stay shared.
+    Environment keys (EnvKey constants) follow their node, unless `keep_keys`.
     """
     created = []
     for g in graphs:
@@ -40,7 +41,7 @@ def _copy_graphs(graphs, repl, mng, *, keep_params=(), loc=None):
             value = inp.value
             if isinstance(value, Graph):
                 value = repl.get(value, value)
-            elif isinstance(value, EnvKey) and value.node in repl:
+            elif isinstance(value, EnvKey) and not keep_keys and value.node in repl:
                 value = EnvKey(repl[value.node])
             c = Constant(value, inp.loc)
             c.abstract = inp.abstract
@@ -78,7 +79,12 @@ def clone(graph, *, total=True, manager=None):
 
 def clone_many(graphs, *, manager=None):
     """Copy several graphs at once (and their scopes), keeping the references between
-    them.  Returns {old graph: new graph}."""
+    them.  Returns {old graph: new graph}.
+
+    A copy of a whole typed program (what the optimizer rewrites): environment keys
+    stay as they are, as in specialization, because the types of the program (AEnv,
+    which the LLVM backend lays out) name the original keys; a key remapped in the
+    code but not in the types would no longer be found in its environment's type."""
     mng = manager or manage(*graphs)
     todo = []
     for g in graphs:
@@ -86,7 +92,7 @@ def clone_many(graphs, *, manager=None):
             if s not in todo:
                 todo.append(s)
     repl = {g: _new_graph(g) for g in todo}
-    _copy_graphs(todo, repl, mng)
+    _copy_graphs(todo, repl, mng, keep_keys=True)
     return {g: repl[g] for g in todo}
 
 

@@ -59,12 +59,26 @@ class LLVMBackend:
         """Call `fn` (a Python function, a transformed one, or a Graph) compiled for
         `args`: the dispatcher is found by the function object itself, so a call does
         not even look up the graph."""
-        d = self._by_fn.get(fn)
-        if d is None:
+        entry = self._by_fn.get(fn)
+        if entry is None:
             from ...pipeline import to_graph
 
-            d = self._by_fn[fn] = self.dispatcher(to_graph(fn))
+            graph = to_graph(fn)
+            entry = self._by_fn[fn] = (self.dispatcher(graph), graph)
+        d, graph = entry
+        if len(args) < len(graph.parameters):
+            args = _with_defaults(graph, args)
         return d(*args)
+
+
+def _with_defaults(graph, args):
+    """`args` completed with the defaults of the missing parameters of `graph` (the
+    compiled code takes every parameter); unchanged when some missing one has no
+    default (specialization then says which arguments are missing)."""
+    missing = [p.name for p in graph.parameters[len(args):]]
+    if all(name in graph.defaults for name in missing):
+        return tuple(args) + tuple(graph.defaults[name] for name in missing)
+    return args
 
 
 def interrupt():

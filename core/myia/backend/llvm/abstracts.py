@@ -96,10 +96,20 @@ class Converter:
             items = sorted(a.entries.items(), key=lambda kv: kv[0].node.id)
             return Env([(k, self(v, node)) for k, v in items])
         if t is A.AFunction:
-            return Func([self.option(o, node) for o in a.sorted_options()])
+            options = a.sorted_options()
+            if len(options) > 1:
+                # an option whose graph the program no longer contains (the optimizer
+                # removed every constant that made it) is a function no value can be
+                options = [o for o in options if not self.unreachable(o)] or options
+            return Func([self.option(o, node) for o in options])
         if t is A.ASlice:
             raise backend_error("a slice whose bounds are computed at run time", node)
         raise backend_error(f"a value of abstract type {a}", node)
+
+    def unreachable(self, o):
+        from ...infer import abstract as A
+
+        return isinstance(o, A.GraphFunction) and self.options.graph_of(o) is None
 
     def option(self, o, node):
         from ...infer import abstract as A

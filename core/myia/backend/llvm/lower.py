@@ -499,6 +499,12 @@ def coerce(fl, v, src, dst, node=None):
         return cast(b, v, src.dtype, dst.dtype)
     if isinstance(src, Static) and isinstance(dst, Static):
         return v
+    if isinstance(src, Array) and src.ndim == 0 and isinstance(dst, Scalar):
+        # inference types a 0-d array joined with a number as the number
+        from .ops_array import data_of, load_elem
+        from .ops_scalar import cast
+
+        return cast(b, load_elem(b, data_of(b, v), i64(0), src.dtype), src.dtype, dst.dtype)
     raise backend_error(f"a value of type {src} where {dst} is expected", node)
 
 

@@ -1328,11 +1328,19 @@ def lower_getitem_grad(fl, node, args, types, out):
     b = fl.b
     x_t, _, d_t = types
     if isinstance(x_t, Tuple) and isinstance(out, Tuple):
-        from .ops_struct import zeros
+        from .ops_struct import run_time_index, zeros
 
-        index = fl.static(node.inputs[2])
         z = zeros(fl, out, args[0], x_t, node)
         n = len(x_t.elems)
+        if not fl.is_static(node.inputs[2]) and n:
+            # a run-time index (a loop over a tuple whose elements have one type)
+            i = run_time_index(fl, node, args[1], types[1], n)
+            for j in range(n):
+                e = coerce(fl, args[2], d_t, out.elems[j], node)
+                hit = b.icmp_signed("==", i, i64(j))
+                z = b.insert_value(z, b.select(hit, e, b.extract_value(z, j)), j)
+            return z
+        index = fl.static(node.inputs[2])
         if isinstance(index, slice):
             for k, j in enumerate(range(n)[index]):
                 e = coerce(fl, b.extract_value(args[2], k), d_t.elems[k], out.elems[j], node)

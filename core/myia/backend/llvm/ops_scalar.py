@@ -508,10 +508,30 @@ def _any_array(types, out):
     return isinstance(out, Array) or any(isinstance(t, Array) for t in types)
 
 
+def scalar_operands(fl, args, types, out, node):
+    """A scalar result from 0-d array operands (NumPy: `1.0 * np.array(2.0)` is a
+    float64 scalar): the operands' single elements, as scalars."""
+    if not isinstance(out, Scalar) or not any(isinstance(t, Array) for t in types):
+        return args, types
+    from .lower import backend_error
+    from .ops_array import data_of, load_elem
+
+    new_args, new_types = [], []
+    for a, t in zip(args, types):
+        if isinstance(t, Array):
+            if t.ndim != 0:
+                raise backend_error(f"a scalar result from an operand of type {t}", node)
+            a, t = load_elem(fl.b, data_of(fl.b, a), i64(0), t.dtype), Scalar(t.dtype)
+        new_args.append(a)
+        new_types.append(t)
+    return new_args, new_types
+
+
 def _elementwise_rule(name):
     def lower(fl, node, args, types, out):
         from .lower import backend_error
 
+        args, types = scalar_operands(fl, args, types, out, node)
         if _any_array(types, out):
             from .ops_array import materialize
 
@@ -608,6 +628,7 @@ def lower_truth(fl, node, args, types, out):
 
 @rule(P.where)
 def lower_where(fl, node, args, types, out):
+    args, types = scalar_operands(fl, args, types, out, node)
     if _any_array(types, out):
         from .ops_array import materialize
 

@@ -8,7 +8,7 @@ adds the slots present on both sides.
 
 import llvmlite.ir as ir
 
-from ...errors import MyiaAssertionError, MyiaGradError
+from ...errors import MyiaAssertionError, MyiaGradError, MyiaValueError
 from ...prim import ops as P
 from .cg import i64
 from .lower import backend_error, coerce, rule
@@ -32,6 +32,19 @@ def _index(i, n, node):
     if not -n <= i < n:
         raise backend_error(f"tuple index {i} out of range for a tuple of length {n}", node)
     return i % n
+
+
+def run_time_index(fl, node, arg, t, n):
+    """A tuple index known only at run time (`xs[i]` in a loop over a tuple whose
+    elements have one type), as an i64 in [0, n); out of range, the VM's error."""
+    if not (isinstance(t, Scalar) and t.dtype == "int64"):
+        raise backend_error(f"a tuple index of type {t}", node)
+    b = fl.b
+    i = b.select(b.icmp_signed("<", arg, i64(0)), b.add(arg, i64(n)), arg)
+    bad = b.or_(b.icmp_signed("<", i, i64(0)), b.icmp_signed(">=", i, i64(n)))
+    fl.error_if(bad, node, MyiaValueError,
+                f"tuple index {{a}} out of range for a tuple of length {n}", a=arg)
+    return i
 
 
 @rule(P.tuple_getitem)
@@ -86,8 +99,16 @@ def lower_getitem(fl, node, args, types, out):
 
         return array_getitem(fl, node, args, types, out)
     if isinstance(t, Tuple):
-        index = fl.static(node.inputs[2])
         b = fl.b
+        if not fl.is_static(node.inputs[2]) and t.elems and not isinstance(out, Static):
+            # a run-time index: inference gave every element the type `out`
+            i = run_time_index(fl, node, args[1], types[1], len(t.elems))
+            v = coerce(fl, b.extract_value(args[0], 0), t.elems[0], out, node)
+            for k in range(1, len(t.elems)):
+                e = coerce(fl, b.extract_value(args[0], k), t.elems[k], out, node)
+                v = b.select(b.icmp_signed("==", i, i64(k)), e, v)
+            return v
+        index = fl.static(node.inputs[2])
         if isinstance(index, slice):
             picks = list(range(len(t.elems)))[index]
             v = ir.Constant(to_ir(out), ir.Undefined)
@@ -217,8 +238,9 @@ def gadd(fl, x, y, tx, ty, out, node):
     """x + y for sensitivities of any structure."""
     b = fl.b
     if isinstance(out, Scalar):
-        from .ops_scalar import ew_binary
+        from .ops_scalar import ew_binary, scalar_operands
 
+        (x, y), (tx, ty) = scalar_operands(fl, [x, y], [tx, ty], out, node)
         return ew_binary(b, "add", x, y, tx.dtype, ty.dtype, out.dtype, True)
     if isinstance(out, Array):
         from .ops_array import ew_values

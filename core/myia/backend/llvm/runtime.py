@@ -456,6 +456,9 @@ class Engine:
             hit = self._memory_cache.get(digest)
             if hit is not None:
                 self.cache_hits += 1
+                if dump is not None:  # the same module was loaded before: optimize a copy
+                    dump["optimized"] = "\n".join(
+                        self._optimized_text(text, how, level) for text, how in parts)
                 return {n: hit[r] for n, r in real.items()}
             objs = _unpack_objects(self._read_cached(digest))
             t1 = time.perf_counter()
@@ -505,6 +508,17 @@ class Engine:
             if not a:
                 raise RuntimeError(f"compiled module has no function {n}")
         return {n: addresses[r] for n, r in real.items()}
+
+    def _optimized_text(self, text, how, level):
+        """The IR of one part of a module after the passes `compile` runs on it."""
+        mod = llvm.parse_assembly(text)
+        mod.triple = self.triple
+        mod.data_layout = self.data_layout
+        if how == "optimized":
+            self.optimize(mod, level)
+        elif how == "kernels":
+            self._sroa(mod)
+        return str(mod)
 
     def _read_cached(self, digest):
         if self.cache_dir is None:
