@@ -278,12 +278,25 @@ def J_of_graph_constant(node, ctx):
                 and not ctx.mng.free_variables(x.value):
             from ..ad.reverse import J_graph
 
-            return Constant(J_graph(x.value), node.loc)
+            return Constant(_private(J_graph(x.value), ctx), node.loc)
         if isinstance(x, Constant) and isinstance(x.value, Primitive) and x.value is not P.make_tuple:
             from ..ad.reverse import prim_fprop
 
-            return Constant(prim_fprop(x.value), node.loc)
+            return Constant(_private(prim_fprop(x.value), ctx), node.loc)
     return None
+
+
+def _private(graph, ctx):
+    """A copy of `graph` and of the graphs it reaches that are not the program's own
+    yet: J's results are cached and shared by every program, and the optimizer
+    rewrites the graphs of its program in place."""
+    from ..ir import clone_many, manage
+
+    copies = ctx.__dict__.setdefault("private_copies", {})  # within one sweep
+    if graph not in copies:
+        foreign = [g for g in manage(graph).graphs if not ctx.knows(g)]
+        copies[graph] = clone_many(foreign).get(graph, graph) if foreign else graph
+    return copies[graph]
 
 
 @rule
