@@ -7,6 +7,7 @@ from myia.backend.llvm.dispatch import compile_program
 from myia.infer import signature_of, specialize
 from myia.opt import optimize
 from myia.pipeline import to_graph
+from tests.ad.test_must_hold import sin_loop
 
 
 def llvm_ir(fn, *args):
@@ -19,14 +20,6 @@ def llvm_ir(fn, *args):
 
 def rotate(x):
     return math.sin(x) * 2.0 + math.cos(x)
-
-
-def sin_loop(x, n):
-    i = 0
-    while i < n:
-        x = math.sin(x)
-        i = i + 1
-    return x
 
 
 def test_sin_and_cos_of_one_value_are_one_sincos():

@@ -4,6 +4,7 @@ import math
 
 import myia
 from myia.ir import manage
+from tests.ad.test_must_hold import sin_loop
 from tests.opt.test_targets import optimized, prim_names
 
 
@@ -35,14 +36,6 @@ def test_entries_a_caller_reads_are_kept():
     names = prim_names(view)
     assert "add" in names and "make_tuple" in names, str(view)
     assert myia.compile(both_entries, backend="vm")(3.0, 4) == both_entries(3.0, 4)
-
-
-def sin_loop(x, n):
-    i = 0
-    while i < n:
-        x = math.sin(x)
-        i = i + 1
-    return x
 
 
 ENV_OPS = {"env_new", "env_setitem", "env_getitem", "env_add"}
