@@ -903,17 +903,7 @@ class FnLowering:
                 r = self.emit_call(branch, args, types, out, node, tail)
                 if not tail:
                     results.append((r, b.block))
-            if tail:
-                return None
-            merge = b.append_basic_block("merge")
-            for _, bb in results:
-                b.position_at_end(bb)
-                b.branch(merge)
-            b.position_at_end(merge)
-            phi = b.phi(to_ir(out))
-            for r, bb in results:
-                phi.add_incoming(r, bb)
-            return phi
+            return None if tail else self.join(results, out, "merge")
         if isinstance(callee, Constant):
             v = callee.value
             if isinstance(v, Graph):
@@ -953,9 +943,12 @@ class FnLowering:
                 r = self.call_graph(opt.graph, bound, args, types, out, node, tail)
             if not tail:
                 results.append((r, b.block))
-        if tail:
-            return None
-        merge = b.append_basic_block("called")
+        return None if tail else self.join(results, out, "called")
+
+    def join(self, results, out, name):
+        """Branch from each (value, block) of `results` to a new block; its phi."""
+        b = self.b
+        merge = b.append_basic_block(name)
         for _, bb in results:
             b.position_at_end(bb)
             b.branch(merge)
