@@ -14,9 +14,12 @@ from .anf import Apply, Constant, Graph
 
 
 class GraphManager:
-    def __init__(self, *roots):
+    def __init__(self, *roots, like=None):
         self.roots = list(roots)
         self._state = None
+        # a manager of the same program before some edits: its free variables are
+        # likely still right, which saves a walk (see _compute)
+        self._like = like
 
     # ---- computation ------------------------------------------------------------
 
@@ -31,7 +34,9 @@ class GraphManager:
     @property
     def _s(self):
         if self._state is None:
-            self._state = _compute(self.roots)
+            hint = self._like._state if self._like is not None else None
+            self._like = None
+            self._state = _compute(self.roots, hint.fv_total if hint is not None else None)
         return self._state
 
     @property
@@ -74,7 +79,12 @@ class GraphManager:
         return self._s.parents[graph]
 
     def children(self, graph):
-        return [g for g, p in self._s.parents.items() if p is graph]
+        st = self._s
+        if st.children is None:
+            st.children = {}
+            for g, p in st.parents.items():
+                st.children.setdefault(p, []).append(g)
+        return list(st.children.get(graph, ()))
 
     def scope(self, graph):
         """`graph` and all graphs nested in it, `graph` first."""
@@ -108,10 +118,11 @@ class GraphManager:
 
 
 class _State:
-    __slots__ = ("nodes", "users", "fv_direct", "fv_total", "graphs_used", "parents")
+    __slots__ = ("nodes", "users", "fv_direct", "fv_total", "graphs_used", "parents",
+                 "children")
 
 
-def _compute(roots):
+def _compute(roots, fv_total_hint=None):
     """Walk the graphs reachable from `roots`.
 
     A node of `g` may be needed only by a closure made in `g` (a nested graph reads it
@@ -119,10 +130,11 @@ def _compute(roots):
     closure is made: so the walk of `g` treats the constant of a nested graph `h` as
     depending on `h`'s free variables owned by `g`.  Those are known only once free
     variables are, hence the walk is repeated until nothing changes (in practice
-    twice)."""
+    twice; once when `fv_total_hint`, the free variables of a similar program, is
+    right)."""
     st = _State()
-    fv_total = {}
-    by_owner = {}  # {graph: {owner graph: the graph's free variables owned by it}}
+    fv_total = fv_total_hint or {}
+    by_owner = _by_owner(fv_total)  # {graph: {owner graph: its free variables there}}
     while True:
         st.nodes = {}
         st.users = {}
@@ -140,17 +152,25 @@ def _compute(roots):
             todo.extend(x for x in used if x not in st.nodes)
             todo.extend(n.graph for n in fvs if n.graph not in st.nodes)
         new_total = _free_variables_total(st)
-        if new_total == fv_total:
+        # (graphs no longer reached may remain in a hint)
+        if all(fvs == fv_total.get(g, {}) for g, fvs in new_total.items()):
+            fv_total = new_total
             break
         fv_total = new_total
-        by_owner = {}
-        for g, fvs in fv_total.items():
-            groups = by_owner[g] = {}
-            for fv in fvs:
-                groups.setdefault(fv.graph, []).append(fv)
+        by_owner = _by_owner(fv_total)
     st.fv_total = fv_total
     st.parents = _parents(st)
+    st.children = None  # {graph: graphs whose parent it is}, when first asked
     return st
+
+
+def _by_owner(fv_total):
+    by_owner = {}
+    for g, fvs in fv_total.items():
+        groups = by_owner[g] = {}
+        for fv in fvs:
+            groups.setdefault(fv.graph, []).append(fv)
+    return by_owner
 
 
 def _walk(graph, users, by_owner):
@@ -261,5 +281,5 @@ def _parents(st):
     return parents
 
 
-def manage(*graphs):
-    return GraphManager(*graphs)
+def manage(*graphs, like=None):
+    return GraphManager(*graphs, like=like)

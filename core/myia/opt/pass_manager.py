@@ -10,7 +10,7 @@ until a sweep changes nothing.  It logs which rule fired how many times.
 import collections
 import time
 
-from ..ir import Apply, Constant, manage
+from ..ir import Apply, Constant, Graph, manage
 
 
 class Rule:
@@ -58,6 +58,14 @@ class Context:
     def __init__(self, mng):
         self.mng = mng
         self._recursive = None
+        self.edited = set()  # graphs whose nodes this sweep has changed
+
+    def unedited(self, graph):
+        """True if this sweep has not changed `graph` nor the graphs nested in it, so
+        that the manager still describes them (inlining can copy them without a
+        fresh whole-program analysis)."""
+        edited = self.edited
+        return not any(h in edited for h in self.mng.scope(graph))
 
     def knows(self, graph):
         """False for a graph made during this sweep (it is seen at the next one)."""
@@ -141,9 +149,10 @@ def run_pass(root, rules, name="opt", log=None, max_sweeps=200):
     before = count_ops(root, mng)
     counts = collections.Counter()
     for _ in range(max_sweeps):
-        if not _sweep(root, rules, counts, mng):
+        changed, after = _sweep(root, rules, counts, mng)
+        if not changed:
             break  # nothing was edited: `mng` still describes the program
-        mng = manage(root)
+        mng = after
     if log is not None:
         log.record(name, counts, time.perf_counter() - t0, before, count_ops(root, mng))
     return sum(counts.values())
@@ -163,32 +172,52 @@ def _sweep(root, rules, counts, mng):
         for node in list(mng.nodes(g)):
             if not isinstance(node, Apply):
                 continue
-            node.inputs = [resolve(i) for i in node.inputs]
+            inputs = [resolve(i) for i in node.inputs]
+            if any(a is not b for a, b in zip(inputs, node.inputs)):
+                node.inputs = inputs
+                ctx.edited.add(g)
             current = node
             for r in rules:
                 new = r(current, ctx)
                 if new is not None and new is not current:
                     counts[r.name] += 1
                     changed = True
+                    ctx.edited.add(g)
                     repl[current] = new
                     current = resolve(new)
                     if not isinstance(current, Apply):
                         break
         # free variables and outputs may have been replaced too
-    while repl:  # point every remaining use at the replacements, new nodes included
-        fixed = False
-        m = manage(root)
-        for g in m.graphs:
-            out = resolve(g.output)
-            if out is not g.output:
-                g.output = out
-                fixed = True
-            for node in m.nodes(g):
-                if isinstance(node, Apply):
-                    inputs = [resolve(i) for i in node.inputs]
-                    if any(a is not b for a, b in zip(inputs, node.inputs)):
-                        node.inputs = inputs
-                        fixed = True
-        if not fixed:
-            break
-    return changed
+    if not changed:
+        return False, mng
+    _resolve_everywhere(root, resolve)
+    return True, manage(root, like=mng)
+
+
+def _resolve_everywhere(root, resolve):
+    """Point every use reachable from `root` (graph outputs included) at the
+    replacements.  One walk: a replacement's own inputs are resolved when it is
+    reached, so uses that the replacements bring in are fixed too."""
+    seen = set()
+    graphs = [root]
+    seen_graphs = set()
+    while graphs:
+        g = graphs.pop()
+        if g in seen_graphs:
+            continue
+        seen_graphs.add(g)
+        g.output = resolve(g.output)
+        stack = [g.output]
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if n.__class__ is Apply:
+                inputs = [resolve(i) for i in n.inputs]
+                if any(a is not b for a, b in zip(inputs, n.inputs)):
+                    n.inputs = inputs
+                stack.extend(inputs)
+            elif n.__class__ is Constant and n.value.__class__ is Graph:
+                graphs.append(n.value)
+ # m describes the program as the sweep leaves it

@@ -253,8 +253,11 @@ def inline_call(node, ctx):
         return None
     # the library's own code (bprop rules, np.sum...) takes the location of the call
     loc = node.loc if node.loc is not None and _is_library_graph(g) else None
-    # a fresh manager: earlier rewrites of this sweep may have changed g's body
-    return inline(g, node.graph, args, loc=loc)
+    if not ctx.unedited(g):
+        # g changed during this sweep: inline it at the next one, when the manager
+        # describes it again (a fresh analysis for each such call costs more)
+        return None
+    return inline(g, node.graph, args, manager=ctx.mng, loc=loc)
 
 
 _PACKAGE_DIR = __import__("os").path.dirname(__import__("os").path.dirname(__file__))
