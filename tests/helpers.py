@@ -276,16 +276,17 @@ def scalarized(fn, n, pair=False):
 #: (it never falls back to the VM).  Each is a gap upstream of the backend, in what
 #: specialization hands it; the VM runs these programs:
 LLVM_GAPS = {
-    # `grad` inside subset code of a closure that specialization leaves as a J node
-    # for the VM to transform at run time (myia.infer.specialize, "Fallbacks")
+    # `grad` inside subset code of a closure that is not written at the call (returned
+    # by a function, chosen from a tuple at run time): specialization leaves a J node
+    # for the VM to transform at run time (myia.infer.specialize, "Fallbacks").
+    # `grad(g)` of a closure g written at the call compiles (myia.infer.infer,
+    # expansion_for_closure).
     "run-time J": "of a function value computed at run time",
-    # the derivative of a derivative through a loop or a recursion: inference widens
-    # the environment of the nested backpropagator closures to "unknown contents",
-    # which has no static layout
+    # the derivative of a derivative through a loop or a recursion, and third
+    # derivatives through grad-in-subset: inference widens the environment of the
+    # nested backpropagator closures to "unknown contents" (MAX_ENV_DEPTH in
+    # myia.infer.abstract), which has no static layout
     "widened environment": "an environment of unknown contents",
-    # grad of grad inside subset code: specialization leaves untyped copies of the
-    # inner derivative, which the optimizer inlines
-    "untyped node": "whose type is unknown",
 }
 
 

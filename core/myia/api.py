@@ -216,21 +216,14 @@ def vjp(fn, *primals):
 
 
 def _register_in_subset():
-    """`grad` and `value_and_grad` named in subset code become the GradMacro values."""
-    from . import operations
+    """`grad` and `value_and_grad` named in subset code are the GradMacro values (the
+    parser binds their keyword `argnums` from the macros' signatures)."""
     from .ad.grad import GRAD, VALUE_AND_GRAD
     from .parser.resolve import register_special
 
-    def subset_grad(fn, argnums=0):
-        return GRAD(fn, argnums)
-
-    def subset_value_and_grad(fn, argnums=0):
-        return VALUE_AND_GRAD(fn, argnums)
-
-    register_special(GRAD, GRAD)
-    register_special(VALUE_AND_GRAD, VALUE_AND_GRAD)
-    operations.PYTHON_TO_MYIA[grad] = subset_grad
-    operations.PYTHON_TO_MYIA[value_and_grad] = subset_value_and_grad
+    for obj, macro in [(GRAD, GRAD), (VALUE_AND_GRAD, VALUE_AND_GRAD),
+                       (grad, GRAD), (value_and_grad, VALUE_AND_GRAD)]:
+        register_special(obj, macro)
 
 
 class JVPFunction(_Transformed):

@@ -67,18 +67,15 @@ def test_perturbation_confusion(fn, x, backend):
     # d/dy (x + y) = 1, so f(x) = x and d/dx f(x) = 1 (not 2: the inner perturbation
     # of y must not be confused with the outer one of x)
     assert myia.compile(fn)(x) == pytest.approx(x)
-    with refused_by_llvm(backend, "run-time J"):
-        assert myia.grad(fn)(x) == pytest.approx(1.0)
+    assert myia.grad(fn)(x) == pytest.approx(1.0)
     # on the VM only (see the module's docstring)
     assert myia.compile(myia.grad(myia.grad(fn)), backend="vm")(x) == pytest.approx(0.0)
 
 
 @pytest.mark.parametrize("x", [0.5, 3.0, -2.0])
 def test_perturbation_confusion_nested_grads(x, backend):
-    with refused_by_llvm(backend, "run-time J"):
-        assert myia.compile(confusion_nested)(x) == pytest.approx(2 * x)
-    with refused_by_llvm(backend, "run-time J"):
-        assert myia.grad(confusion_nested)(x) == pytest.approx(2.0)
+    assert myia.compile(confusion_nested)(x) == pytest.approx(2 * x)
+    assert myia.grad(confusion_nested)(x) == pytest.approx(2.0)
 
 
 def sibling_closure(x):
@@ -107,14 +104,10 @@ def test_grad_of_closure_that_calls_a_sibling_closure(backend):
     only through another closure f of the same parent, fails with
     `AssertionError: J_graph of g, which has free variables (x)` in
     myia.ad.reverse.lift_closure (f is not copied along with g)."""
-    with refused_by_llvm(backend, "run-time J"):
-        assert myia.compile(sibling_closure)(3.0) == pytest.approx(6.0)
-    with refused_by_llvm(backend, "run-time J"):
-        assert myia.grad(sibling_closure)(3.0) == pytest.approx(2.0)
-    with refused_by_llvm(backend, "run-time J"):
-        assert myia.compile(sibling_closure_nested_grad)(3.0) == pytest.approx(3.0)
-    with refused_by_llvm(backend, "run-time J"):
-        assert myia.grad(sibling_closure_nested_grad)(3.0) == pytest.approx(1.0)
+    assert myia.compile(sibling_closure)(3.0) == pytest.approx(6.0)
+    assert myia.grad(sibling_closure)(3.0) == pytest.approx(2.0)
+    assert myia.compile(sibling_closure_nested_grad)(3.0) == pytest.approx(3.0)
+    assert myia.grad(sibling_closure_nested_grad)(3.0) == pytest.approx(1.0)
 
 
 @pytest.mark.usefixtures("backend")
@@ -214,9 +207,8 @@ def third_derivative_mixed(x):
 
 
 def test_mixed_subset_and_python_grads(backend):
-    with refused_by_llvm(backend, "untyped node"):
-        assert myia.compile(third_derivative_mixed)(-3.0) == pytest.approx(20 * 81.0)
-    with refused_by_llvm(backend, "untyped node"):
+    assert myia.compile(third_derivative_mixed)(-3.0) == pytest.approx(20 * 81.0)
+    with refused_by_llvm(backend, "widened environment"):
         assert myia.grad(third_derivative_mixed)(-3.0) == pytest.approx(80 * -27.0)
 
 
@@ -235,16 +227,12 @@ def captured_nonlinear(x):
 
 
 def test_grad_wrt_captured_variable_through_outer_grad(backend):
-    with refused_by_llvm(backend, "run-time J"):
-        assert myia.compile(captured_in_inner_grad)(2.0) == pytest.approx(12.0)
-    with refused_by_llvm(backend, "run-time J"):
-        assert myia.grad(captured_in_inner_grad)(2.0) == pytest.approx(6.0)
+    assert myia.compile(captured_in_inner_grad)(2.0) == pytest.approx(12.0)
+    assert myia.grad(captured_in_inner_grad)(2.0) == pytest.approx(6.0)
     x = 0.7
-    with refused_by_llvm(backend, "run-time J"):
-        assert myia.compile(captured_nonlinear)(x) == pytest.approx(x * math.cos(2 * x))
-    with refused_by_llvm(backend, "run-time J"):
-        assert myia.grad(captured_nonlinear)(x) == pytest.approx(
-            math.cos(2 * x) - 2 * x * math.sin(2 * x))
+    assert myia.compile(captured_nonlinear)(x) == pytest.approx(x * math.cos(2 * x))
+    assert myia.grad(captured_nonlinear)(x) == pytest.approx(
+        math.cos(2 * x) - 2 * x * math.sin(2 * x))
 
 
 def make_scaled_square(a):
@@ -362,9 +350,8 @@ def test_grad_of_recursive_closure_in_subset(backend):
     myia.ad.reverse.lift_closure, the lifted copy of p takes its free variable x as a
     parameter, but its recursive call still passes only (y, n)."""
     x = 1.5
-    with refused_by_llvm(backend, "run-time J"):
-        assert myia.compile(recursive_closure)(x) == pytest.approx(12 * x ** 3)
-    with refused_by_llvm(backend, "run-time J"):
+    assert myia.compile(recursive_closure)(x) == pytest.approx(12 * x ** 3)
+    with refused_by_llvm(backend, "widened environment"):
         assert myia.grad(recursive_closure)(x) == pytest.approx(36 * x ** 2)
 
 

@@ -17,8 +17,7 @@ Non-differentiable primitives (comparisons, floor, shape...) must give zero
 sensitivities of the right structure: tested at the end through `grad`.
 
 Every test that runs programs runs on "vm" and on "llvm" (the `backend` fixture,
-tests/conftest.py); on "llvm", grad inside subset code of a closure is refused
-(`refused_by_llvm`, tests/helpers.py).
+tests/conftest.py), second derivatives included.
 """
 
 import math
@@ -30,7 +29,7 @@ import myia
 from myia.prim import all_primitives
 from myia.prim import ops as P
 
-from ..helpers import assert_tree_close, check_grads, check_vjp, numerical_grad, refused_by_llvm
+from ..helpers import assert_tree_close, check_grads, check_vjp, numerical_grad
 
 # ---- arguments -----------------------------------------------------------------------
 
@@ -616,13 +615,6 @@ def _closure_hand(x, y):
     (nested_grad_program, (0.7,), lambda x: 2.0 * x ** 3),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_structural_primitives_through_programs(fn, args, expected, backend):
-    if backend == "llvm" and fn is nested_grad_program:
-        # grad inside subset code of a closure: see LLVM_GAPS in tests/helpers.py
-        with refused_by_llvm(backend, "run-time J"):
-            myia.compile(fn)(*args)
-        with refused_by_llvm(backend, "run-time J"):
-            myia.grad(fn, tuple(range(len(args))))(*args)
-        return
     assert myia.compile(fn)(*args) == pytest.approx(expected(*args))
     grads = myia.grad(fn, tuple(range(len(args))))(*args)
     for i in range(len(args)):

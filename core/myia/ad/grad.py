@@ -85,6 +85,10 @@ class GradMacro:
         self.mode = mode
         self._graphs = {}
 
+    # the signature user code calls it with: grad(fn, argnums=0)
+    param_names = ("fn", "argnums")
+    defaults = {"argnums": 0}
+
     @property
     def ir_name(self):
         return self.mode

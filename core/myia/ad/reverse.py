@@ -53,6 +53,11 @@ def J_graph(graph):
     return jg
 
 
+def J_graph_if_built(graph):
+    """`▶graph` if it was built already, else None."""
+    return _J_graphs.get(graph)
+
+
 class _JTransform:
     def __init__(self, root):
         self.root = root

@@ -264,7 +264,7 @@ class AEnv(AbstractValue):
         return "env{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
 
 
-MAX_ENV_DEPTH = 4
+MAX_ENV_DEPTH = 8
 ENV_ANY = AEnv(None)
 
 

@@ -43,9 +43,10 @@ the function (or the loop) at its `def`.
 from collections import defaultdict
 
 from ..ad.grad import GradMacro, JOf
-from ..ad.reverse import J_graph, lift_closure, prim_arity, prim_fprop
+from ..ad.reverse import J_graph, J_graph_if_built, lift_closure, prim_arity, prim_fprop
 from ..errors import MyiaError, MyiaGradError, MyiaTypeError
 from ..ir import Apply, Constant, Graph, Parameter, manage
+from ..ir.clone import _copy_graphs, _new_graph, inline
 from ..prim import ops as P
 from .abstract import (
     ANY,
@@ -159,26 +160,39 @@ class GraphInfos:
         """(For myia.ir.clone) the Apply nodes of `g`, inputs first."""
         return self[g].nodes
 
+    def top(self, g):
+        """The outermost graph enclosing `g` (`g` itself at top level)."""
+        while self[g].parent is not None:
+            g = self[g].parent
+        return g
+
+    def add_nested(self, g, top):
+        """Learn `g`, a new graph nested somewhere in `top` (the manager must see the
+        graphs it is nested in to find its parent)."""
+        self._learn(manage(top, g))
+
     def __getitem__(self, g):
         info = self._info.get(g)
         if info is None:
-            mng = manage(g)
-            for h in mng.graphs:
-                if h in self._info:
-                    continue
-                i = _GraphInfo()
-                i.nodes = [n for n in mng.nodes(h) if isinstance(n, Apply)]
-                i.users = {}
-                for n in i.nodes:
-                    for inp in n.inputs:
-                        if inp.__class__ is Apply and inp.graph is h:
-                            i.users.setdefault(inp, []).append(n)
-                i.parent = mng.parent(h)
-                i.param_index = {p: k for k, p in enumerate(h.parameters)}
-                i.free_variables = mng.free_variables(h)
-                self._info[h] = i
+            self._learn(manage(g))
             info = self._info[g]
         return info
+
+    def _learn(self, mng):
+        for h in mng.graphs:
+            if h in self._info:
+                continue
+            i = _GraphInfo()
+            i.nodes = [n for n in mng.nodes(h) if isinstance(n, Apply)]
+            i.users = {}
+            for n in i.nodes:
+                for inp in n.inputs:
+                    if inp.__class__ is Apply and inp.graph is h:
+                        i.users.setdefault(inp, []).append(n)
+            i.parent = mng.parent(h)
+            i.param_index = {p: k for k, p in enumerate(h.parameters)}
+            i.free_variables = mng.free_variables(h)
+            self._info[h] = i
 
 
 class Inferrer:
@@ -196,6 +210,7 @@ class Inferrer:
         self.const_cache = {}
         self.current = None  # the (context, node) being evaluated
         self.inferred = set()  # graphs with a context
+        self.closure_expansions = {}  # (node, macro graph) -> its copy for a closure
 
     # ---- contexts and the work-list -----------------------------------------------
 
@@ -569,7 +584,49 @@ class Inferrer:
             graph = macro.graph(len(names), argnums, names, defaults)
         else:
             raise AssertionError(macro)
+        closure = self.closure_literal(node, opt)
+        if closure is not None:
+            graph = self.expansion_for_closure(node, graph, closure)
+            pctx = ctx.ancestor(self.infos[graph].parent)
+            return self.call(ctx, node, GraphFunction(graph, pctx), [f, argnums_a], True)
         return self.call(ctx, node, GraphFunction(graph, None), [f, argnums_a], True)
+
+    def closure_literal(self, node, opt):
+        """The graph of `grad(g)` at `node` when g is a closure written right there (its
+        graph's constant, with free variables), else None."""
+        inputs = node.inputs
+        if len(inputs) < 2 or inputs[0].__class__ is not Constant \
+                or inputs[0].value is not opt.macro:
+            return None
+        f = inputs[1]
+        if f.__class__ is Constant and isinstance(f.value, Graph) \
+                and self.infos[f.value].free_variables:
+            return f.value
+        return None
+
+    def expansion_for_closure(self, node, graph, closure):
+        """A copy of the macro's expansion `graph` (make(f, argnums)) for this call
+        site, that reads the closure from its own constant instead of from `f`.  The
+        copy is nested where the closure is made, so J of the closure can read what the
+        closure captured from the very frame that made it (see J_option, "lift")."""
+        key = (node, graph)
+        copy = self.closure_expansions.get(key)
+        if copy is None:
+            mng = manage(graph)
+            f_param, argnums_param = graph.parameters
+            copy = _new_graph(graph)
+            copy.add_parameter(f_param.name)  # unused: the call keeps its arguments
+            repl = {graph: copy, argnums_param: copy.add_parameter(argnums_param.name),
+                    f_param: Constant(closure, node.loc)}
+            scope = mng.scope(graph)
+            for g in scope[1:]:
+                repl[g] = _new_graph(g)
+            _copy_graphs(scope, repl, mng)
+            top = self.infos.top(closure)
+            _inline_fprop_J([repl[g] for g in scope], top)
+            self.infos.add_nested(copy, top)
+            self.closure_expansions[key] = copy
+        return copy
 
     def infer_J(self, ctx, node, args):
         if len(args) != 1:
@@ -701,6 +758,28 @@ def _has_float_value(a):
     if a.__class__ is ATuple:
         return any(_has_float_value(e) for e in a.elements)
     return False
+
+
+def _inline_fprop_J(graphs, top):
+    """Inline the calls of `▶J` (J of the primitive J, and its own J at each level of
+    `grad` of `grad`) in `graphs`, nested in `top`, and in what inlining nests in them.
+    In the derivative of a `grad` (JOf), the J of the closure sits in ▶J, where it reads
+    the closure from a parameter; inlined, it reads the closure's own constant."""
+    fprops = set()
+    fp = prim_fprop(P.J)
+    while fp is not None:
+        fprops.add(fp)
+        fp = J_graph_if_built(fp)
+    while True:
+        mng = manage(top, *graphs)
+        calls = [n for g in graphs for h in mng.scope(g) for n in mng.nodes(h)
+                 if n.__class__ is Apply and n.inputs[0].__class__ is Constant
+                 and n.inputs[0].value in fprops]
+        if not calls:
+            return
+        for n in calls:
+            fp = n.inputs[0].value
+            mng.replace(n, inline(fp, n.graph, n.inputs[1:], manager=manage(fp)))
 
 
 def direct_call(node, opt):

@@ -236,28 +236,47 @@ class Specializer:
         xa = self.inf.value_of(ctx, node.inputs[1])
         if not isinstance(xa, (AFunction, ATuple)):
             return x  # J of data is the data
-        if isinstance(xa, AFunction) and len(record.parts) == 1:
-            (opt, (kind, what)), = record.parts.items()
+        if isinstance(xa, AFunction) and len(xa.options) == 1:
+            # (the record also holds the J of the functions a closure captured)
+            (opt,) = xa.options
+            kind, what = record.parts[opt]
             if kind == "graph":
                 return self.graph_value_opt(GraphFunction(what, None), node.loc)
             if kind == "macro":
                 c = Constant(what, node.loc)
                 c.abstract = a
                 return c
-            if kind == "lift" and self.inf.visible(opt.context, ctx):
+            if kind == "lift":
                 outer = what.graph
+                visible = self.inf.visible(opt.context, ctx)
                 captured = []
                 for p in outer.parameters:
                     pa = self.inf.read_free(opt.context, p.primal)
-                    if isinstance(pa, (AFunction, ATuple)):
+                    # what the closure captured: read from its frame where that is
+                    # visible, else known statically (`grad(grad(f))`: f and argnums)
+                    c = self.static_J(pa, record, node.loc)
+                    if c is None and (not visible or isinstance(pa, (AFunction, ATuple))):
                         captured = None
                         break
-                    captured.append(self.input(ctx, p.primal))
+                    captured.append(c if c is not None else self.input(ctx, p.primal))
                 if captured is not None:
                     return self.new_apply(
                         ctx, [self.graph_constant(what, node.loc)] + captured, node, a)
         # J of a closure made elsewhere: the VM computes it at run time
         return self.new_apply(ctx, [Constant(P.J, node.loc), x], node, a)
+
+    def static_J(self, a, record, loc):
+        """A constant for J of a value of abstract `a` known at compile time (a number,
+        a function without free variables, whose J `record` holds), else None."""
+        if isinstance(a, AFunction):
+            part = record.parts.get(next(iter(a.options))) if len(a.options) == 1 else None
+            if part is not None and part[0] == "graph":
+                return self.graph_value_opt(GraphFunction(part[1], None), loc)
+            return None
+        c = _constant_for(a)
+        if c is not None:
+            c.loc = loc
+        return c
 
     # ---- graphs used as values --------------------------------------------------------
 

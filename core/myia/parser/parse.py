@@ -965,10 +965,14 @@ class Parser:
     def call(self, fn, args, keywords, loc, text):
         """Apply `fn` to `args` and `keywords` ([(name, node, loc)]).
 
-        When `fn` is a known graph, keywords are matched to its parameters and missing
-        arguments are filled from its defaults, now: the IR only has positional calls.
+        When `fn` is a known graph (or a value with a signature, `param_names` and
+        `defaults`, such as the macro behind `grad`), keywords are matched to its
+        parameters and missing arguments are filled from its defaults, now: the IR only
+        has positional calls.
         """
-        graph = fn.value if isinstance(fn, Constant) and isinstance(fn.value, Graph) else None
+        graph = fn.value if isinstance(fn, Constant) else None
+        if not (isinstance(graph, Graph) or hasattr(graph, "param_names")):
+            graph = None
         if graph is None:
             if keywords:
                 if isinstance(fn, Constant) and isinstance(fn.value, Primitive):
