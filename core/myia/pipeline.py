@@ -100,7 +100,7 @@ class Pipeline:
             from .backend.llvm import LLVMBackend
 
             # compiles the program the "optimized" stage shows (myia.ir, %ir)
-            self.llvm = LLVMBackend(specialize=lambda graph, args: self.optimized(graph, args)[0])
+            self.llvm = LLVMBackend(specialize=self._native_program)
         #: {(graph, argument types): specialized graph}; types and shapes, no values,
         #: so f(2.0) and f(3.0) share one specialization
         self.specializations = {}
@@ -143,6 +143,12 @@ class Pipeline:
             optimize(graph, log)
             entry = self.optimizations[key] = (graph, log)
         return entry
+
+    def _native_program(self, graph, args):
+        from .backend.llvm.abstracts import refuse_widened_environments
+
+        refuse_widened_environments(self.specialize(graph, args))
+        return self.optimized(graph, args)[0]
 
     def specialize(self, fn, args):
         """The graph of `fn` specialized (typed) for arguments like `args`, cached per

@@ -8,14 +8,11 @@ ahead of time.
 Backends: every test that runs programs runs on "vm" and on "llvm" (the `backend`
 fixture, tests/conftest.py).  What the LLVM backend refuses is asserted on "llvm" with
 `refused_by_llvm` (tests/helpers.py, LLVM_GAPS: `grad` inside subset code of a closure
-that specialization leaves for the VM; the derivative of a derivative through a loop
-or a recursion).  On the VM only: the fourth derivatives (the LLVM backend compiles
-the optimized program, and the optimizer takes more than ten minutes on
-grad(grad(grad(grad(quintic))))); the second derivatives in `test_loop_exits` and
-`test_perturbation_confusion` (on "llvm" the optimizer spends 5 to 80 seconds on each
-before the backend refuses it, the same refusals that
-`test_second_derivative_through_while` and the first derivatives assert); and the
-1,000,000-iteration loop, which measures the VM.
+that is not written at the call, which specialization leaves for the VM; the
+derivative of a derivative through a loop or a recursion).  On the VM only: the fourth
+derivatives (on "llvm", inference alone takes over 30 seconds on
+grad(grad(grad(grad(quintic)))) before the backend refuses its widened
+environments), and the 1,000,000-iteration loop, which measures the VM.
 """
 
 import math
@@ -68,14 +65,25 @@ def test_perturbation_confusion(fn, x, backend):
     # of y must not be confused with the outer one of x)
     assert myia.compile(fn)(x) == pytest.approx(x)
     assert myia.grad(fn)(x) == pytest.approx(1.0)
-    # on the VM only (see the module's docstring)
-    assert myia.compile(myia.grad(myia.grad(fn)), backend="vm")(x) == pytest.approx(0.0)
+    assert _compiled(lambda f: myia.grad(myia.grad(f)), fn, backend)(x) == pytest.approx(0.0)
+
+
+_COMPILED = {}
+
+
+def _compiled(transform, fn, backend):
+    """transform(fn) compiled once per backend for all the parameters of a test (the
+    optimizer takes seconds on derivatives of nested grads)."""
+    key = (transform.__code__, fn, backend)
+    if key not in _COMPILED:
+        _COMPILED[key] = myia.compile(transform(fn))
+    return _COMPILED[key]
 
 
 @pytest.mark.parametrize("x", [0.5, 3.0, -2.0])
 def test_perturbation_confusion_nested_grads(x, backend):
     assert myia.compile(confusion_nested)(x) == pytest.approx(2 * x)
-    assert myia.grad(confusion_nested)(x) == pytest.approx(2.0)
+    assert _compiled(myia.grad, confusion_nested, backend)(x) == pytest.approx(2.0)
 
 
 def sibling_closure(x):
@@ -208,8 +216,7 @@ def third_derivative_mixed(x):
 
 def test_mixed_subset_and_python_grads(backend):
     assert myia.compile(third_derivative_mixed)(-3.0) == pytest.approx(20 * 81.0)
-    with refused_by_llvm(backend, "widened environment"):
-        assert myia.grad(third_derivative_mixed)(-3.0) == pytest.approx(80 * -27.0)
+    assert myia.grad(third_derivative_mixed)(-3.0) == pytest.approx(80 * -27.0)
 
 
 # ---- closures and function values ------------------------------------------------------------
@@ -495,14 +502,12 @@ def _while_return_hand(x):
     (while_return, 5.0, math.cos(5.0)),
     (nested_loops_break, 0.3, 200 * 0.3),
 ], ids=lambda v: getattr(v, "__name__", None))
-@pytest.mark.usefixtures("backend")
-def test_loop_exits(fn, x, expected):
+def test_loop_exits(fn, x, expected, backend):
     assert myia.grad(fn)(x) == pytest.approx(expected)
     # and the second derivative, against finite differences of the first
     d2 = numerical_grad(myia.grad(fn), (x,), 0, 1e-6)
-    # on the VM only (see the module's docstring)
-    assert myia.compile(myia.grad(myia.grad(fn)), backend="vm")(x) == pytest.approx(
-        d2, rel=1e-5, abs=1e-6)
+    with refused_by_llvm(backend, "widened environment"):
+        assert myia.grad(myia.grad(fn))(x) == pytest.approx(d2, rel=1e-5, abs=1e-6)
 
 
 # ---- array programs, several arguments at once, against autograd ------------------------------

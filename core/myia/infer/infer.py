@@ -77,7 +77,7 @@ MAX_VALUES = 4
 MAX_INT_VALUES = 32
 #: changes of the arguments of a closure called through values before environments
 #: that keep growing in them are widened to ENV_ANY
-MAX_SHARED_CHANGES = 3
+MAX_SHARED_CHANGES = 6
 #: contexts of one graph in one parent context before giving up
 MAX_CONTEXTS = 100_000
 #: new contexts of a graph nested in its own calls before giving up (types keep

@@ -23,6 +23,36 @@ from .ltypes import Array, Callee, Env, Func, LType, Scalar, Static, Tuple
 _DTYPES = ("bool", "int64", "float64", "float32")
 
 
+def _widened_environment(node):
+    from .lower import backend_error
+
+    return backend_error(
+        "an environment of unknown contents (inference widened the sensitivity of "
+        "closures nested without bound, in the derivative of a loop of closures): its "
+        "layout is not static", node)
+
+
+def refuse_widened_environments(graph):
+    """Raise the backend's error if a node of the specialized program `graph` has an
+    environment of unknown contents: before the optimizer spends seconds on a program
+    the backend cannot lay out (second derivatives through loops)."""
+    from ...infer.abstract import AEnv, ATuple
+    from ...ir import manage
+
+    def widened(a):
+        if a.__class__ is AEnv:
+            return a.entries is None or any(widened(v) for v in a.entries.values())
+        if a.__class__ is ATuple:
+            return any(widened(e) for e in a.elements)
+        return False
+
+    mng = manage(graph)
+    for g in mng.graphs:
+        for node in [*g.parameters, *mng.nodes(g)]:
+            if node.abstract is not None and widened(node.abstract):
+                raise _widened_environment(node)
+
+
 class OptionTable:
     """Maps function options (GraphFunction...) to the specialized graphs of one
     program."""
@@ -89,10 +119,7 @@ class Converter:
             return Static(a.value)
         if t is A.AEnv:
             if a.entries is None:
-                raise backend_error(
-                    "an environment of unknown contents (inference widened the "
-                    "sensitivity of closures nested without bound, in the derivative of a "
-                    "loop of closures): its layout is not static", node)
+                raise _widened_environment(node)
             items = sorted(a.entries.items(), key=lambda kv: kv[0].node.id)
             return Env([(k, self(v, node)) for k, v in items])
         if t is A.AFunction:
