@@ -2,8 +2,11 @@
 
 import math
 
+import pytest
+
 import myia
-from myia.ir import manage
+from myia.ir import Constant, manage
+from myia.prim import Primitive
 from tests.ad.test_must_hold import sin_loop
 from tests.opt.test_targets import optimized, prim_names
 
@@ -89,3 +92,42 @@ def test_optimizing_a_program_leaves_the_shared_derivative_graphs_alone():
     except myia.errors.MyiaBackendError:
         pass  # refused by llvm after optimizing (see tests/helpers.py LLVM_GAPS)
     assert [str(IRView(g, "parsed")) for g in shared] == before
+
+
+def doubling_halving(x, n):
+    # x = (x + x) / 2 keeps x: the derivative is 1 whatever the values of x
+    i = 0
+    while i < n:
+        x = (x + x) / 2.0
+        i = i + 1
+    return x * 3.0
+
+
+def with_value_needed(x, n):
+    i = 0
+    while i < n:
+        x = x * x / 2.0
+        i = i + 1
+    return x
+
+
+def forward_ops(view):
+    mng = manage(view.graph)
+    return [n.inputs[0].value.name for g in mng.graphs if g.name.startswith("▶")
+            for n in mng.nodes(g) if n.is_apply() and isinstance(n.inputs[0], Constant)
+            and isinstance(n.inputs[0].value, Primitive)]
+
+
+def test_loop_values_the_gradient_does_not_need_are_not_computed(backend):
+    # the forward pass of grad(doubling_halving) only counts the iterations
+    view = optimized(myia.grad(doubling_halving), 0.7, 5)
+    ops = forward_ops(view)
+    assert "truediv" not in ops and "mul" not in ops, str(view)
+    assert myia.compile(myia.grad(doubling_halving), backend=backend)(0.7, 5) == 3.0
+    # x * x / 2: each backpropagator needs x, so the forward pass still computes it
+    view = optimized(myia.grad(with_value_needed), 0.7, 5)
+    assert "mul" in forward_ops(view), str(view)
+    want = myia.compile(myia.grad(with_value_needed), backend="vm")(0.7, 3)
+    assert myia.compile(myia.grad(with_value_needed), backend=backend)(0.7, 3) == \
+        pytest.approx(want)
+    assert want == pytest.approx(0.7 ** 7 / 2 ** 7 * 8, rel=1e-12)

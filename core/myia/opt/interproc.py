@@ -9,6 +9,8 @@ graph are known, provided no function value escapes to a place that calls it uns
 (a primitive other than those that only carry values, or the program's result).
 
     drop_dead_entries  a tuple entry callers only hand back up is never computed.
+    drop_dead_arguments  an argument that only feeds the same arguments of further
+                     calls, through float arithmetic, becomes a constant.
     narrow_outputs   every caller of graphs f1..fn reads the same projection P of the
                      result (tuple_getitem(., i) or env_getitem(., k, d)): each fi returns
                      P(its output), and the callers use the call itself.
@@ -17,7 +19,8 @@ graph are known, provided no function value escapes to a place that calls it uns
                      name f's options instead.
 """
 
-from ..infer.abstract import AConstant, AEnv, AFunction, ATuple, GraphFunction, PartialFunction
+from ..infer.abstract import (AConstant, AEnv, AFunction, AScalar, ATuple, GraphFunction,
+                              PartialFunction)
 from ..ir import Apply, Constant, Graph, manage
 from ..prim import Primitive
 from ..prim import ops as P
@@ -303,6 +306,95 @@ def drop_dead_entries(root):
     return dropped
 
 
+#: float operations that cannot fail: computing them or not changes nothing else
+_PURE_FLOAT_OPS = {P.add, P.sub, P.mul, P.truediv, P.neg, P.sin, P.cos, P.tanh, P.exp}
+
+
+def drop_dead_arguments(root):
+    """An argument that only feeds, through float arithmetic, the same kind of argument
+    of calls (a loop's value in the forward pass of a gradient that does not depend on
+    it: x = (x + x) / 2) is dead: every caller passes a constant instead and the
+    callee reads the constant, so the arithmetic folds away.  Returns the number of
+    parameters made constant."""
+    cg = CallGraph(root)
+    if not cg.ok:
+        return 0
+    mng = cg.mng
+    single = {}  # call site -> its one callee, for known callees of float parameters
+    for site, graphs in cg.sites.items():
+        if graphs and len(graphs) == 1 and cg.known(graphs[0]):
+            single[site] = graphs[0]
+    sites_of = {}
+    for site, g in single.items():
+        sites_of.setdefault(g, []).append(site)
+    all_sites = {g: [n for n, u in cg.sites.items() if u and g in u] for g in sites_of}
+    candidates = set()
+    for g, sites in sites_of.items():
+        if len(sites) != len(all_sites[g]):
+            continue  # also called where it may be another graph
+        for k, p in enumerate(g.parameters):
+            if _is_float_scalar(p.abstract) and all(len(s.inputs) == len(g.parameters) + 1
+                                                    for s in sites):
+                candidates.add((g, k))
+    returned = {h.output for h in mng.graphs}
+
+    def dead(g, k):
+        """Whether every use of parameter k of g ends in a candidate argument."""
+        todo = [g.parameters[k]]
+        seen = set()
+        while todo:
+            n = todo.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if n in returned:
+                return False
+            for user, i in mng.users(n):
+                callee = single.get(user)
+                if callee is not None and i >= 1:
+                    if (callee, i - 1) not in candidates:
+                        return False
+                elif i >= 1 and user.inputs[0].__class__ is Constant \
+                        and user.inputs[0].value in _PURE_FLOAT_OPS \
+                        and _is_float_scalar(user.abstract):
+                    todo.append(user)
+                else:
+                    return False
+        return True
+
+    changed = True
+    while changed:
+        changed = False
+        for gk in list(candidates):
+            if not dead(*gk):
+                candidates.discard(gk)
+                changed = True
+    count = 0
+    for g, k in candidates:
+        p = g.parameters[k]
+        if not mng.users(p):
+            continue  # done already
+        zero = _zero_like(p.abstract, p.loc)
+        for site in sites_of[g]:
+            site.inputs[1 + k] = _zero_like(p.abstract, site.loc)
+        for user, i in list(mng.users(p)):
+            user.inputs[i] = zero
+        count += 1
+    if count:
+        mng.invalidate()
+    return count
+
+
+def _is_float_scalar(a):
+    return isinstance(a, AScalar) and a.dtype in ("float64", "float32")
+
+
+def _zero_like(a, loc):
+    c = Constant(0.0, loc)
+    c.abstract = AScalar(a.dtype, 0.0)
+    return c
+
+
 def _is_none(node):
     return isinstance(node, Constant) and node.value is None
 
@@ -416,7 +508,7 @@ def interprocedural(root, log=None):
     total = 0
     for _ in range(50):
         fired = 0
-        for rewrite in (drop_dead_entries, narrow_outputs, eta_reduce):
+        for rewrite in (drop_dead_entries, drop_dead_arguments, narrow_outputs, eta_reduce):
             n = rewrite(root)
             if log is not None and n:
                 log.counts[rewrite.__name__] += n
