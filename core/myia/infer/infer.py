@@ -46,7 +46,7 @@ from ..ad.grad import GradMacro, JOf
 from ..ad.reverse import J_graph, J_graph_if_built, lift_closure, prim_arity, prim_fprop
 from ..errors import MyiaError, MyiaGradError, MyiaTypeError
 from ..ir import Apply, Constant, Graph, Parameter, manage
-from ..ir.clone import _copy_graphs, _new_graph, inline
+from ..ir.clone import clone, inline
 from ..prim import ops as P
 from .abstract import (
     ANY,
@@ -612,18 +612,13 @@ class Inferrer:
         key = (node, graph)
         copy = self.closure_expansions.get(key)
         if copy is None:
-            mng = manage(graph)
-            f_param, argnums_param = graph.parameters
-            copy = _new_graph(graph)
-            copy.add_parameter(f_param.name)  # unused: the call keeps its arguments
-            repl = {graph: copy, argnums_param: copy.add_parameter(argnums_param.name),
-                    f_param: Constant(closure, node.loc)}
-            scope = mng.scope(graph)
-            for g in scope[1:]:
-                repl[g] = _new_graph(g)
-            _copy_graphs(scope, repl, mng)
+            copy = clone(graph)
+            mng = manage(copy)
+            scope = mng.scope(copy)
+            # (the parameter f stays, unused: the call keeps its arguments)
+            mng.replace(copy.parameters[0], Constant(closure, node.loc))
             top = self.infos.top(closure)
-            _inline_fprop_J([repl[g] for g in scope], top)
+            _inline_fprop_J(scope, top)
             self.infos.add_nested(copy, top)
             self.closure_expansions[key] = copy
         return copy
