@@ -220,4 +220,4 @@ def _resolve_everywhere(root, resolve):
                 stack.extend(inputs)
             elif n.__class__ is Constant and n.value.__class__ is Graph:
                 graphs.append(n.value)
- # m describes the program as the sweep leaves it
+
