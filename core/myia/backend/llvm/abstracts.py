@@ -29,7 +29,9 @@ def _widened_environment(node):
     return backend_error(
         "an environment of unknown contents (inference widened the sensitivity of "
         "closures nested without bound, in the derivative of a loop of closures): its "
-        "layout is not static", node)
+        "layout is not static", node,
+        hint='the VM runs it: myia.compile(f, backend="vm"), or `%backend vm` in the '
+             'kernel')
 
 
 def refuse_widened_environments(graph):
