@@ -1390,35 +1390,15 @@ def _blas_operand(fl, v, t, node):
     d0, d1 = dims(fl, v, t)
     s0, s1 = strides(fl, v, t)
     row = b.and_(b.or_(b.icmp_signed("==", s1, i64(1)), b.icmp_signed("<=", d1, i64(1))),
-                 b.icmp_signed(">=", s0, b.select(b.icmp_signed("<", d1, i64(1)), i64(1), d1)))
+                 b.icmp_signed(">=", s0, _at_least_1(b, d1)))
     col = b.and_(b.or_(b.icmp_signed("==", s0, i64(1)), b.icmp_signed("<=", d0, i64(1))),
-                 b.icmp_signed(">=", s1, b.select(b.icmp_signed("<", d0, i64(1)), i64(1), d0)))
-    ok = b.or_(row, col)
-    if _known_int(ok) == 1:  # strides known: no copy
-        val, is_row = v, row
-    else:
-        pre = b.block
-        fn = b.function
-        copy_bb = fn.append_basic_block("blas.copy")
-        merge = fn.append_basic_block("blas.operand")
-        b.cbranch(ok, merge, copy_bb)
-        b.position_at_end(copy_bb)
-        c = copy_contiguous(fl, v, t)
-        end = b.block
-        b.branch(merge)
-        b.position_at_end(merge)
-        val = b.phi(to_ir(t))
-        val.add_incoming(v, pre)
-        val.add_incoming(c, end)
-        is_row = b.phi(I1)
-        is_row.add_incoming(row, pre)
-        is_row.add_incoming(ir.Constant(I1, 1), end)
+                 b.icmp_signed(">=", s1, _at_least_1(b, d0)))
+    val, copied = _copied_unless(fl, b.or_(row, col), v, t, "blas.operand")
+    is_row = row if copied is None else b.or_(row, copied)  # a copy is row-major
     s0, s1 = strides(fl, val, t)
     # ld must be >= max(1, rows of the column-major matrix)
-    ld_row = b.select(b.icmp_signed("<", s0, b.select(b.icmp_signed("<", d1, i64(1)), i64(1), d1)),
-                      b.select(b.icmp_signed("<", d1, i64(1)), i64(1), d1), s0)
-    ld_col = b.select(b.icmp_signed("<", s1, b.select(b.icmp_signed("<", d0, i64(1)), i64(1), d0)),
-                      b.select(b.icmp_signed("<", d0, i64(1)), i64(1), d0), s1)
+    ld_row = b.select(b.icmp_signed("<", s0, _at_least_1(b, d1)), _at_least_1(b, d1), s0)
+    ld_col = b.select(b.icmp_signed("<", s1, _at_least_1(b, d0)), _at_least_1(b, d0), s1)
     ld = b.select(is_row, ld_row, ld_col)
     return data_of(b, val), is_row, ld
 
@@ -1429,25 +1409,36 @@ def _vec_operand(fl, v, t, node):
     s = stride(fl, v, 0)
     d = dim(fl, v, t, 0)
     ok = b.or_(b.icmp_signed(">", s, i64(0)), b.icmp_signed("<=", d, i64(1)))
-    if _known_int(ok) == 1:  # stride known: no copy
-        val = v
-    else:
-        pre = b.block
-        fn = b.function
-        copy_bb = fn.append_basic_block("blas.vcopy")
-        merge = fn.append_basic_block("blas.vec")
-        b.cbranch(ok, merge, copy_bb)
-        b.position_at_end(copy_bb)
-        c = copy_contiguous(fl, v, t)
-        end = b.block
-        b.branch(merge)
-        b.position_at_end(merge)
-        val = b.phi(to_ir(t))
-        val.add_incoming(v, pre)
-        val.add_incoming(c, end)
-    inc = stride(fl, val, 0)
-    inc = b.select(b.icmp_signed("<", inc, i64(1)), i64(1), inc)
-    return data_of(b, val), inc
+    val, _ = _copied_unless(fl, ok, v, t, "blas.vec")
+    return data_of(b, val), _at_least_1(b, stride(fl, val, 0))
+
+
+def _at_least_1(b, x):
+    return b.select(b.icmp_signed("<", x, i64(1)), i64(1), x)
+
+
+def _copied_unless(fl, ok, v, t, name):
+    """(`v` where `ok` holds at run time, else a C-contiguous copy of it; an i1 that
+    says whether it was copied).  When `ok` is known true: (v, None), no code."""
+    if _known_int(ok) == 1:
+        return v, None
+    b = fl.b
+    pre = b.block
+    copy_bb = b.function.append_basic_block(f"{name}.copy")
+    merge = b.function.append_basic_block(name)
+    b.cbranch(ok, merge, copy_bb)
+    b.position_at_end(copy_bb)
+    c = copy_contiguous(fl, v, t)
+    end = b.block
+    b.branch(merge)
+    b.position_at_end(merge)
+    val = b.phi(to_ir(t))
+    val.add_incoming(v, pre)
+    val.add_incoming(c, end)
+    copied = b.phi(I1)
+    copied.add_incoming(ir.Constant(I1, 0), pre)
+    copied.add_incoming(ir.Constant(I1, 1), end)
+    return val, copied
 
 
 def _int_ptr(fl, value):
