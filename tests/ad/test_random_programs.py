@@ -268,3 +268,25 @@ def test_grad_of_random_program(program_dir, program, data):
     for i, (g, e) in enumerate(zip(grads, expected)):
         assert g == pytest.approx(e, rel=1e-5, abs=1e-6), (
             f"d/dx{i} at {xs}: myia {g}, finite differences {e}\n{source}")
+
+
+#: found by test_grad_of_random_program: on llvm, the optimized gradient calls a branch
+#: that returns only its backpropagator at a site typed as the (value, backpropagator)
+#: pair, and the backend refuses it.  The VM, and llvm with the interprocedural
+#: rewrites (myia.opt.interproc) turned off, compute (0, 1, 0).  Not fixed yet.
+NESTED_IFS = (3, (('if', 0, '<', 1, ('ref', 0), ('const', 0.5)),
+                  ('if', 0, '<', 1, ('ref', 0), ('const', 0.5)),
+                  ('if', 3, '<', 4, ('ref', 0), ('ref', 1)),
+                  ('if', 0, '<', 4, ('ref', 0), ('ref', 5))))
+
+
+def test_grad_of_nested_ifs_on_vm(program_dir):
+    f = load(render(NESTED_IFS), program_dir).f
+    assert myia.compile(myia.grad(f, (0, 1, 2)), backend="vm")(0.0, 1.0, 0.0) == (0.0, 1.0, 0.0)
+
+
+@pytest.mark.xfail(strict=True, raises=myia.errors.MyiaBackendError,
+                   reason="known bug: a branch returns its backpropagator where the pair is expected")
+def test_grad_of_nested_ifs_on_llvm(program_dir):
+    f = load(render(NESTED_IFS), program_dir).f
+    assert myia.compile(myia.grad(f, (0, 1, 2)), backend="llvm")(0.0, 1.0, 0.0) == (0.0, 1.0, 0.0)
