@@ -104,6 +104,9 @@ class CallGraph:
                     graphs = None  # a primitive, a partial, a macro: not a graph call
                     break
                 graphs.append(g)
+            if graphs is None:
+                # a call we cannot attribute calls its graph options unseen
+                self.escaped |= {o for o in a.options if isinstance(o, GraphFunction)}
             self.sites[node] = graphs
 
     def _note(self, const, owner):
