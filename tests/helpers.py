@@ -282,11 +282,6 @@ LLVM_GAPS = {
     # `grad(g)` of a closure g written at the call compiles (myia.infer.infer,
     # expansion_for_closure).
     "run-time J": "of a function value computed at run time",
-    # the derivative of a derivative through a loop or a recursion, and third
-    # derivatives through grad-in-subset: inference widens the environment of the
-    # nested backpropagator closures to "unknown contents" (MAX_ENV_DEPTH in
-    # myia.infer.abstract), which has no static layout
-    "widened environment": "an environment of unknown contents",
 }
 
 

@@ -145,9 +145,6 @@ class Pipeline:
         return entry
 
     def _native_program(self, graph, args):
-        from .backend.llvm.abstracts import refuse_widened_environments
-
-        refuse_widened_environments(self.specialize(graph, args))
         return self.optimized(graph, args)[0]
 
     def specialize(self, fn, args):

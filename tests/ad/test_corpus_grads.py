@@ -6,12 +6,9 @@
 derivative `grad(grad(f))` is compared too.
 
 The gradients and the second derivatives run on "vm" and on "llvm" (the `backend`
-fixture, tests/conftest.py).  On "llvm", the second derivative of a program with a
-loop or a recursion is refused (LLVM_GAPS in tests/helpers.py, "widened
-environment"), and the test asserts that refusal.
+fixture, tests/conftest.py).
 """
 
-import contextlib
 import warnings
 
 import numpy as np
@@ -20,7 +17,7 @@ import pytest
 import myia
 
 from .. import corpus
-from ..helpers import assert_tree_close, refused_by_llvm
+from ..helpers import assert_tree_close
 
 autograd = pytest.importorskip("autograd")
 anp = pytest.importorskip("autograd.numpy")
@@ -71,9 +68,6 @@ def test_second_derivative_vs_autograd(case, backend):
         theirs = _autograd(_autograd_twin(case).fn, 2, case.args)
     except Exception as e:  # noqa: BLE001  (autograd cannot always differentiate twice)
         pytest.skip(f"autograd cannot take the second derivative: {type(e).__name__}: {e}")
-    through_loop = {"loop", "recursion"} & set(case.tags)
-    with refused_by_llvm(backend, "widened environment") if through_loop \
-            else contextlib.nullcontext():
-        ours = myia.grad(myia.grad(case.fn))(*case.args)
-        assert_tree_close(ours, theirs, rtol=RTOL, atol=1e-10,
-                          what=f"second derivative of {case.name}")
+    ours = myia.grad(myia.grad(case.fn))(*case.args)
+    assert_tree_close(ours, theirs, rtol=RTOL, atol=1e-10,
+                      what=f"second derivative of {case.name}")

@@ -8,11 +8,10 @@ ahead of time.
 Backends: every test that runs programs runs on "vm" and on "llvm" (the `backend`
 fixture, tests/conftest.py).  What the LLVM backend refuses is asserted on "llvm" with
 `refused_by_llvm` (tests/helpers.py, LLVM_GAPS: `grad` inside subset code of a closure
-that is not written at the call, which specialization leaves for the VM; the
-derivative of a derivative through a loop or a recursion).  On the VM only: the fourth
-derivatives (on "llvm", inference alone takes over 30 seconds on
-grad(grad(grad(grad(quintic)))) before the backend refuses its widened
-environments), and the 1,000,000-iteration loop, which measures the VM.
+that is not written at the call, which specialization leaves for the VM).  On the VM
+only: the fourth derivatives (on "llvm", compiling grad(grad(grad(grad(quintic))))
+takes over ten minutes, in inference and the optimizer), and the 1,000,000-iteration
+loop, which measures the VM.
 """
 
 import math
@@ -171,8 +170,7 @@ def doubling_loop(x):
 def test_second_derivative_through_while(x, c, backend):
     assert myia.compile(doubling_loop)(x) == pytest.approx((c * x) ** 2)
     assert myia.grad(doubling_loop)(x) == pytest.approx(2 * c * c * x)
-    with refused_by_llvm(backend, "widened environment"):
-        assert myia.grad(myia.grad(doubling_loop))(x) == pytest.approx(2 * c * c)
+    assert myia.grad(myia.grad(doubling_loop))(x) == pytest.approx(2 * c * c)
 
 
 def sin_until(x):
@@ -187,9 +185,8 @@ def sin_until(x):
 def test_second_derivative_through_while_vs_autograd(x, backend):
     ag = with_autograd_numpy(sin_until)
     assert myia.grad(sin_until)(x) == pytest.approx(autograd.grad(ag)(x), rel=1e-9)
-    with refused_by_llvm(backend, "widened environment"):
-        assert myia.grad(myia.grad(sin_until))(x) == pytest.approx(
-            autograd.grad(autograd.grad(ag))(x), rel=1e-9)
+    assert myia.grad(myia.grad(sin_until))(x) == pytest.approx(
+        autograd.grad(autograd.grad(ag))(x), rel=1e-9)
 
 
 def quintic(x):
@@ -332,16 +329,14 @@ def halving(x):
 def test_recursion_with_value_dependent_base_case(n, backend):
     x = 1.5
     assert myia.grad(power_rec)(x, n) == pytest.approx(n * x ** (n - 1) if n else 0.0)
-    with refused_by_llvm(backend, "widened environment"):
-        assert myia.grad(myia.grad(power_rec))(x, n) == pytest.approx(
-            n * (n - 1) * x ** (n - 2) if n > 1 else 0.0)
+    assert myia.grad(myia.grad(power_rec))(x, n) == pytest.approx(
+        n * (n - 1) * x ** (n - 2) if n > 1 else 0.0)
 
 
 @pytest.mark.parametrize("x, depth", [(0.5, 0), (5.0, 3), (100.0, 7)])
 def test_recursion_with_float_base_case(x, depth, backend):
     assert myia.grad(halving)(x) == pytest.approx(depth + 1.0)
-    with refused_by_llvm(backend, "widened environment"):
-        assert myia.grad(myia.grad(halving))(x) == pytest.approx(0.0)
+    assert myia.grad(myia.grad(halving))(x) == pytest.approx(0.0)
 
 
 def recursive_closure(x):
@@ -358,8 +353,7 @@ def test_grad_of_recursive_closure_in_subset(backend):
     parameter, but its recursive call still passes only (y, n)."""
     x = 1.5
     assert myia.compile(recursive_closure)(x) == pytest.approx(12 * x ** 3)
-    with refused_by_llvm(backend, "widened environment"):
-        assert myia.grad(recursive_closure)(x) == pytest.approx(36 * x ** 2)
+    assert myia.grad(recursive_closure)(x) == pytest.approx(36 * x ** 2)
 
 
 def with_default(x, scale=2.0):
@@ -402,9 +396,8 @@ def test_mutual_recursion(backend):
         -2 * math.sin(x * x) * math.cos(x * x) * 2 * x)
     # ping(x, 2) = ping(sin(x^2), 0) = sin(x^2)
     assert myia.grad(ping)(x, 2) == pytest.approx(math.cos(x * x) * 2 * x)
-    with refused_by_llvm(backend, "widened environment"):
-        assert myia.grad(myia.grad(ping))(x, 2) == pytest.approx(
-            2 * math.cos(x * x) - 4 * x * x * math.sin(x * x))
+    assert myia.grad(myia.grad(ping))(x, 2) == pytest.approx(
+        2 * math.cos(x * x) - 4 * x * x * math.sin(x * x))
 
 
 # ---- break, continue, return inside differentiated loops ----------------------------------
@@ -506,8 +499,7 @@ def test_loop_exits(fn, x, expected, backend):
     assert myia.grad(fn)(x) == pytest.approx(expected)
     # and the second derivative, against finite differences of the first
     d2 = numerical_grad(myia.grad(fn), (x,), 0, 1e-6)
-    with refused_by_llvm(backend, "widened environment"):
-        assert myia.grad(myia.grad(fn))(x) == pytest.approx(d2, rel=1e-5, abs=1e-6)
+    assert myia.grad(myia.grad(fn))(x) == pytest.approx(d2, rel=1e-5, abs=1e-6)
 
 
 # ---- array programs, several arguments at once, against autograd ------------------------------

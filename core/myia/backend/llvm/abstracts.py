@@ -5,6 +5,7 @@
     ATuple(elements)          -> Tuple(...)
     AConstant(value)          -> Static(value)
     AEnv(entries)             -> Env(entries in a fixed order: by the id of the key's node)
+    ENV_ANY                   -> AnyEnv (see `dynenv`)
     AFunction(options)        -> Func(Callee per option):
         GraphFunction(g, ctx)  the specialized graph for that option, found in the
                                program (every closure value is made from a constant
@@ -18,41 +19,9 @@
 An LType given directly as a node's `abstract` is taken as it is (tests use this).
 """
 
-from .ltypes import Array, Callee, Env, Func, LType, Scalar, Static, Tuple
+from .ltypes import ANY_ENV, Array, Callee, Env, Func, LType, Scalar, Static, Tuple
 
 _DTYPES = ("bool", "int64", "float64", "float32")
-
-
-def _widened_environment(node):
-    from .lower import backend_error
-
-    return backend_error(
-        "an environment of unknown contents (inference widened the sensitivity of "
-        "closures nested without bound, in the derivative of a loop of closures): its "
-        "layout is not static", node,
-        hint='the VM runs it: myia.compile(f, backend="vm"), or `%backend vm` in the '
-             'kernel')
-
-
-def refuse_widened_environments(graph):
-    """Raise the backend's error if a node of the specialized program `graph` has an
-    environment of unknown contents: before the optimizer spends seconds on a program
-    the backend cannot lay out (second derivatives through loops)."""
-    from ...infer.abstract import AEnv, ATuple
-    from ...ir import manage
-
-    def widened(a):
-        if a.__class__ is AEnv:
-            return a.entries is None or any(widened(v) for v in a.entries.values())
-        if a.__class__ is ATuple:
-            return any(widened(e) for e in a.elements)
-        return False
-
-    mng = manage(graph)
-    for g in mng.graphs:
-        for node in [*g.parameters, *mng.nodes(g)]:
-            if node.abstract is not None and widened(node.abstract):
-                raise _widened_environment(node)
 
 
 class OptionTable:
@@ -121,7 +90,7 @@ class Converter:
             return Static(a.value)
         if t is A.AEnv:
             if a.entries is None:
-                raise _widened_environment(node)
+                return ANY_ENV
             items = sorted(a.entries.items(), key=lambda kv: kv[0].node.id)
             return Env([(k, self(v, node)) for k, v in items])
         if t is A.AFunction:

@@ -50,8 +50,9 @@ from ...prim import Primitive
 from ...prim import ops as P
 from . import cg
 from .cg import NULL, alloca, check_status, ctx_load, ctx_store, i32, i64
-from .ltypes import (CLOSURE_IR, EMPTY, Array, Callee, Env, Func, LType, Scalar, Static, Tuple,
-                     to_ir)
+from .dynenv import DynamicEnvs
+from .ltypes import (ANY_ENV, CLOSURE_IR, EMPTY, AnyEnv, Array, Callee, Env, Func, LType, Scalar,
+                     Static, Tuple, to_ir)
 from .runtime import (CTX_TYPE, F32, F64, I1, I32, I64, PREFIX, PTR, STATUS_ERROR, STATUS_NOMEM,
                       STATUS_OK, STATUS_STACK, declare)
 
@@ -178,6 +179,7 @@ class Lowering:
         self._recursive = {}
         self._guarded = None
         self.counter = 0
+        self.dynenv = DynamicEnvs(self)
 
     def check_program(self):
         """Refuse, with the line, what only an interpreter can run: J of a function
@@ -385,6 +387,7 @@ class Lowering:
         while self.todo:
             g = self.todo.pop()
             FnLowering(self, g).lower()
+        self.dynenv.finish()
         return root_fn
 
     # ---- closures -------------------------------------------------------------------
@@ -400,18 +403,6 @@ class Lowering:
 
     def captured_ir(self, o):
         return ir.LiteralStructType([to_ir(t) for t in self.captured_types(o)])
-
-
-class _Tiny:
-    """The few things `coerce` needs from a function lowering."""
-
-    def __init__(self, L, b, ctx):
-        self.L = L
-        self.b = b
-        self.ctx = ctx
-
-    def alloc(self, nbytes):
-        return cg.alloc(self.b, self.ctx, nbytes)
 
 
 def _gid(g):
@@ -448,6 +439,9 @@ def join(a, b, node=None):
         return Func(opts)
     if isinstance(a, Tuple) and isinstance(b, Tuple) and len(a.elems) == len(b.elems):
         return Tuple([join(x, y, node) for x, y in zip(a.elems, b.elems)])
+    if isinstance(a, (Env, AnyEnv)) and isinstance(b, (Env, AnyEnv)) \
+            and (isinstance(a, AnyEnv) or isinstance(b, AnyEnv)):
+        return ANY_ENV
     if isinstance(a, Env) and isinstance(b, Env):
         entries = list(a.entries)
         keys = [k for k, _ in entries]
@@ -479,6 +473,10 @@ def coerce(fl, v, src, dst, node=None):
         return out
     if isinstance(src, Func) and isinstance(dst, Func):
         return coerce_func(fl, v, src, dst, node)
+    if isinstance(src, Env) and isinstance(dst, AnyEnv):
+        return fl.L.dynenv.from_known(fl, v, src)
+    if isinstance(src, AnyEnv) and isinstance(dst, Env):
+        return fl.L.dynenv.to_known(fl, v, dst)
     if isinstance(src, Env) and isinstance(dst, Env):
         out = ir.Constant(to_ir(dst), None)  # all absent
         for k, (key, t) in enumerate(dst.entries):
@@ -555,27 +553,34 @@ def _sizeof(fl, typ):
 # ---- one function ---------------------------------------------------------------------
 
 
-class FnLowering:
-    """Lowers one LLVM function: entry graph `entry` and its tail-call group."""
+class Emitter:
+    """What the rules need to emit code into an LLVM function `fn` of the program
+    (i32 status, ctx first): its builder `b`, the context, arena memory, allocas and
+    error exits.  FnLowering lowers graphs with it; `helper` makes one for a function
+    of the backend's own (see `dynenv`)."""
 
-    def __init__(self, L, entry):
+    in_kernel = False
+
+    def __init__(self, L, fn):
         self.L = L
-        self.entry = entry
-        self.fn = L.functions[entry]
-        self.out_t = L.out_type(entry)
-        self.headers = {}  # graph -> (block, [phis])
-        self.pending = []  # graphs whose header exists but body is not lowered yet
-        self.envs = {}
+        self.fn = fn
         self.fused = set()
 
-    # ---- helpers for rules ----------------------------------------------------------
+    @classmethod
+    def helper(cls, L, fn):
+        """An emitter positioned at the start of `fn`'s body, an empty function."""
+        e = cls(L, fn)
+        e.alloca_block = fn.append_basic_block("entry")
+        start = fn.append_basic_block("start")
+        e.b = cg.Builder(e.alloca_block)
+        e.b.branch(start)
+        e.b.position_at_end(start)
+        e.ctx = fn.args[0]
+        return e
 
     @property
     def module(self):
         return self.L.module
-
-    def ltype(self, node):
-        return self.L.ltype(node)
 
     def alloc(self, nbytes):
         """Arena memory for this call (returns STATUS_NOMEM on failure)."""
@@ -605,6 +610,21 @@ class FnLowering:
     def fail(self, node, exc, message):
         """Always an error (the rest of the block is unreachable)."""
         self.error_if(ir.Constant(I1, 1), node, exc, message)
+
+
+class FnLowering(Emitter):
+    """Lowers one LLVM function: entry graph `entry` and its tail-call group."""
+
+    def __init__(self, L, entry):
+        super().__init__(L, L.functions[entry])
+        self.entry = entry
+        self.out_t = L.out_type(entry)
+        self.headers = {}  # graph -> (block, [phis])
+        self.pending = []  # graphs whose header exists but body is not lowered yet
+        self.envs = {}
+
+    def ltype(self, node):
+        return self.L.ltype(node)
 
     def static(self, node):
         """The compile-time value of `node`, or raise."""

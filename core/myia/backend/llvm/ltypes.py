@@ -18,6 +18,9 @@ independent of how inference spells its types):
                            Calls are direct (a branch on the tag)
     Env(entries)           an environment (the sensitivity of a closure) with static
                            keys: a struct {i1 present, T value} per key
+    AnyEnv()               an environment of unknown contents (inference's ENV_ANY):
+                           a pointer to a list in the arena, keys and value types
+                           known at run time (see `dynenv`)
 """
 
 import llvmlite.ir as ir
@@ -210,6 +213,24 @@ class Env(LType):
         return any(t.contains_array() for _, t in self.entries)
 
 
+class AnyEnv(LType):
+    """An environment whose keys and value types are known only at run time."""
+
+    __slots__ = ()
+
+    def key(self):
+        return ()
+
+    def __str__(self):
+        return "env{...}"
+
+    def contains_array(self):
+        return True  # it may
+
+
+ANY_ENV = AnyEnv()
+
+
 # ---- native representations --------------------------------------------------------
 
 SCALAR_IR = {"bool": I1, "int64": I64, "float64": F64, "float32": F32}
@@ -248,6 +269,8 @@ def to_ir(t):
             r = PTR if t.options[0].n_captured else EMPTY
         else:
             r = CLOSURE_IR
+    elif isinstance(t, AnyEnv):
+        r = PTR
     elif isinstance(t, Env):
         r = ir.LiteralStructType([ir.LiteralStructType([I1, to_ir(et)]) for _, et in t.entries])
     else:

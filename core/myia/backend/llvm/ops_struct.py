@@ -3,7 +3,8 @@
 Environments (the sensitivities of closures, see `myia.prim.grad_ops`) are records
 with one {present, value} slot per key their type may hold: keys are compile-time
 constants, so `env_getitem` and `env_setitem` are field accesses and `env_add`
-adds the slots present on both sides.
+adds the slots present on both sides.  An environment of unknown contents is a list
+whose entries are typed at run time (`dynenv`).
 """
 
 import llvmlite.ir as ir
@@ -12,7 +13,7 @@ from ...errors import MyiaAssertionError, MyiaGradError, MyiaValueError
 from ...prim import ops as P
 from .cg import i64
 from .lower import backend_error, coerce, rule
-from .ltypes import EMPTY, Array, Env, Func, Scalar, Static, Tuple, to_ir
+from .ltypes import EMPTY, AnyEnv, Array, Env, Func, Scalar, Static, Tuple, to_ir
 from .ops_scalar import cast, to_bool
 from .runtime import I1
 
@@ -199,8 +200,8 @@ def zeros(fl, t, like, like_t, node, one=False):
                 sub, sub_t = None, None
             v = b.insert_value(v, zeros(fl, et, sub, sub_t, node, one), k)
         return v
-    if isinstance(t, Env):
-        return ir.Constant(to_ir(t), None)
+    if isinstance(t, (Env, AnyEnv)):
+        return ir.Constant(to_ir(t), None)  # nothing present / the empty list
     if isinstance(t, Static):
         return ir.Constant(EMPTY, [])
     if isinstance(t, Func):
@@ -252,7 +253,7 @@ def gadd(fl, x, y, tx, ty, out, node):
             v = b.insert_value(v, gadd(fl, b.extract_value(x, k), b.extract_value(y, k),
                                        tx.elems[k], ty.elems[k], et, node), k)
         return v
-    if isinstance(out, Env):
+    if isinstance(out, (Env, AnyEnv)):
         return env_add(fl, x, y, tx, ty, out, node)
     if isinstance(out, Static):
         return ir.Constant(EMPTY, [])
@@ -274,7 +275,7 @@ def lower_gadd(fl, node, args, types, out):
 
 
 def _as_env(t):
-    if isinstance(t, Env):
+    if isinstance(t, (Env, AnyEnv)):
         return t
     if isinstance(t, (Func, Static)):  # the zero of a function's sensitivity
         return Env([])
@@ -300,6 +301,8 @@ def lower_env_setitem(fl, node, args, types, out):
     b = fl.b
     key = fl.static(node.inputs[2])
     env = _env_coerce(fl, args[0], types[0], out, node)
+    if isinstance(out, AnyEnv):
+        return fl.L.dynenv.store(fl, env, key, args[2], types[2])
     i = out.index(key)
     if i is None:
         raise backend_error(f"an environment key {key!r} missing from its type {out}", node)
@@ -318,13 +321,16 @@ def lower_env_getitem(fl, node, args, types, out):
     default = coerce(fl, args[3 - 1], types[2], out, node)
     if t is None or t is not types[0]:
         return default
+    if isinstance(out, Static):
+        return ir.Constant(EMPTY, [])
+    if isinstance(t, AnyEnv):
+        found, value = fl.L.dynenv.lookup(fl, args[0], key, out)
+        return b.select(found, value, default)
     i = t.index(key)
     if i is None:
         return default
     slot = b.extract_value(args[0], i)
     value = coerce(fl, b.extract_value(slot, 1), t.entries[i][1], out, node)
-    if isinstance(out, Static):
-        return ir.Constant(EMPTY, [])
     return b.select(b.extract_value(slot, 0), value, default)
 
 
@@ -332,6 +338,8 @@ def env_add(fl, x, y, tx, ty, out, node):
     b = fl.b
     x = _env_coerce(fl, x, tx, out, node)
     y = _env_coerce(fl, y, ty, out, node)
+    if isinstance(out, AnyEnv):
+        return fl.L.dynenv.add(fl, x, y)
     v = x
     for k, (key, et) in enumerate(out.entries):
         sx = b.extract_value(x, k)
