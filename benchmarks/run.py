@@ -296,20 +296,25 @@ def bench_call(t):
 
 def bench_dynamic(t):
     """Recursion and while loops with data-dependent trip counts (JAX cannot compile
-    these): the LLVM backend against the reference VM."""
-    cases = [
-        ("fib(20), tree recursion", B.fib, (20,), False),
-        ("Collatz steps for 1..300, nested while", B.collatz_total, (300,), False),
-        ("power(1.0001, 1000), recursion", B.power, (1.0001, 1000), False),
-        ("grad of power(x, 1000)", B.power, (1.0001, 1000), True),
-        ("sqrt_steps(1e300), value-dependent recursion", B.sqrt_steps, (1e300,), False),
-        ("grad of sqrt_steps(1e300)", B.sqrt_steps, (1e300,), True),
-        ("grad of newton(2.0), while to convergence", B.newton, (2.0,), True),
+    these), their gradients and second derivatives: the LLVM backend against the
+    reference VM."""
+    cases = [  # (label, function, arguments, order of the derivative)
+        ("fib(20), tree recursion", B.fib, (20,), 0),
+        ("Collatz steps for 1..300, nested while", B.collatz_total, (300,), 0),
+        ("power(1.0001, 1000), recursion", B.power, (1.0001, 1000), 0),
+        ("grad of power(x, 1000)", B.power, (1.0001, 1000), 1),
+        ("grad of grad of power(x, 1000)", B.power, (1.0001, 1000), 2),
+        ("sqrt_steps(1e300), value-dependent recursion", B.sqrt_steps, (1e300,), 0),
+        ("grad of sqrt_steps(1e300)", B.sqrt_steps, (1e300,), 1),
+        ("grad of newton(2.0), while to convergence", B.newton, (2.0,), 1),
+        ("grad of grad of newton(2.0)", B.newton, (2.0,), 2),
     ]
-    for label, fn, args, is_grad in cases:
+    for label, fn, args, order in cases:
         name = f"{label} (JAX: cannot compile)"
         print(name)
-        target = myia.grad(fn) if is_grad else fn
+        target = fn
+        for _ in range(order):
+            target = myia.grad(target)
         vm = myia.compile(target, backend="vm")
         nat = myia.compile(target, backend="llvm")
         want = None
