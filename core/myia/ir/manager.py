@@ -129,35 +129,43 @@ def _compute(roots, fv_total_hint=None):
     as a free variable).  Such a node must still be computed by `g`, before the
     closure is made: so the walk of `g` treats the constant of a nested graph `h` as
     depending on `h`'s free variables owned by `g`.  Those are known only once free
-    variables are, hence the walk is repeated until nothing changes (in practice
-    twice; once when `fv_total_hint`, the free variables of a similar program, is
-    right)."""
+    variables are, hence the graphs that use a graph whose free variables changed are
+    walked again until nothing changes (nothing is walked twice when
+    `fv_total_hint`, the free variables of a similar program, is right)."""
     st = _State()
     fv_total = fv_total_hint or {}
     by_owner = _by_owner(fv_total)  # {graph: {owner graph: its free variables there}}
+    walks = {}  # graph -> (order, fvs, used, edges) of its last walk
+    stale = None  # the graphs to walk again (None: all)
     while True:
-        st.nodes = {}
-        st.users = {}
-        st.fv_direct = {}
-        st.graphs_used = {}
+        reached = {}
         todo = list(roots)
         while todo:
             g = todo.pop()
-            if g in st.nodes:
+            if g in reached:
                 continue
-            order, fvs, used = _walk(g, st.users, by_owner)
-            st.nodes[g] = order
-            st.fv_direct[g] = fvs
-            st.graphs_used[g] = used
-            todo.extend(x for x in used if x not in st.nodes)
-            todo.extend(n.graph for n in fvs if n.graph not in st.nodes)
+            w = walks.get(g)
+            if w is None or stale is None or g in stale:
+                w = walks[g] = _walk(g, by_owner)
+            reached[g] = w
+            todo.extend(x for x in w[2] if x not in reached)
+            todo.extend(n.graph for n in w[1] if n.graph not in reached)
+        st.nodes = {g: w[0] for g, w in reached.items()}
+        st.fv_direct = {g: w[1] for g, w in reached.items()}
+        st.graphs_used = {g: w[2] for g, w in reached.items()}
         new_total = _free_variables_total(st)
         # (graphs no longer reached may remain in a hint)
-        if all(fvs == fv_total.get(g, {}) for g, fvs in new_total.items()):
-            fv_total = new_total
-            break
+        changed = {g for g, fvs in new_total.items() if fvs != fv_total.get(g, {})}
         fv_total = new_total
+        if not changed:
+            break
         by_owner = _by_owner(fv_total)
+        # a walk reads the free variables of the graphs it uses, and nothing else
+        stale = {g for g, w in reached.items() if any(h in changed for h in w[2])}
+    users = st.users = {}
+    for w in reached.values():
+        for inp, use in w[3]:
+            users.setdefault(inp, []).append(use)
     st.fv_total = fv_total
     st.parents = _parents(st)
     st.children = None  # {graph: graphs whose parent it is}, when first asked
@@ -173,11 +181,13 @@ def _by_owner(fv_total):
     return by_owner
 
 
-def _walk(graph, users, by_owner):
+def _walk(graph, by_owner):
     """The nodes owned by `graph` that its output needs, inputs before users, and
-    otherwise in creation order (so that parsed code prints in source order)."""
+    otherwise in creation order (so that parsed code prints in source order); its
+    free variables, the graphs it uses, and its edges [(input, (user, index))]."""
     fvs = {}
     used = {}
+    edges = []
     deps = {}  # node -> the nodes of this graph it needs first
     seen = set()
     stack = [graph.output] if graph.output is not None else []
@@ -198,7 +208,7 @@ def _walk(graph, users, by_owner):
         if isinstance(node, Apply):
             before = []
             for i, inp in enumerate(node.inputs):
-                users.setdefault(inp, []).append((node, i))
+                edges.append((inp, (node, i)))
                 if isinstance(inp, Constant):
                     if isinstance(inp.value, Graph):
                         used[inp.value] = None
@@ -210,7 +220,7 @@ def _walk(graph, users, by_owner):
                     fvs[inp] = None
             deps[node] = before
             stack.extend(before)
-    return _creation_order(deps), fvs, used
+    return _creation_order(deps), fvs, used, edges
 
 
 def _creation_order(deps):

@@ -22,9 +22,10 @@ def _key(node):
     return tuple(parts)
 
 
-def cse(root, log=None):
-    """Merge identical applications of pure primitives within each graph."""
-    mng = manage(root)
+def cse(root, mng=None):
+    """Merge identical applications of pure primitives within each graph (`mng`: a
+    manager of the program as it is, if the caller has one)."""
+    mng = mng or manage(root)
     repl = {}
     merged = 0
     for g in mng.graphs:
@@ -46,7 +47,7 @@ def cse(root, log=None):
             else:
                 seen[key] = node
     if repl:
-        m = manage(root)
+        m = manage(root, like=mng)
         for g in m.graphs:
             g.output = repl.get(g.output, g.output)
             for node in m.nodes(g):

@@ -53,9 +53,9 @@ def _options_in(a, out):
 class CallGraph:
     """Which graphs each call may reach, and which graphs are called unseen."""
 
-    def __init__(self, root):
+    def __init__(self, root, mng=None):
         self.root = root
-        self.mng = mng = manage(root)
+        self.mng = mng = mng or manage(root)
         self.graph_of = {}  # GraphFunction option -> graph
         self.option_of = {}  # graph -> its option
         self.uses = {}  # graph -> [(user Apply or None for an output, index, owner graph)]
@@ -204,10 +204,10 @@ class CallGroups:
             and bool(self.cg.sites.get(g.output))
 
 
-def narrow_outputs(root):
+def narrow_outputs(root, cg=None):
     """Push a projection that every caller applies into the callees.  Returns the
     number of graph groups narrowed."""
-    cg = CallGraph(root)
+    cg = cg or CallGraph(root)
     if not cg.ok:
         return 0
     mng = cg.mng
@@ -248,12 +248,12 @@ def narrow_outputs(root):
 # ---- dead tuple entries -------------------------------------------------------------
 
 
-def drop_dead_entries(root):
+def drop_dead_entries(root, cg=None):
     """A tuple entry that callers only pass back up as the same entry of their own
     result (a loop's value, threaded through every iteration's (value, backpropagator)
     pair when only the backpropagator is wanted) is never read: the callees return
     None in its place.  Returns the number of entries dropped."""
-    cg = CallGraph(root)
+    cg = cg or CallGraph(root)
     if not cg.ok:
         return 0
     mng = cg.mng
@@ -313,13 +313,13 @@ def drop_dead_entries(root):
 _PURE_FLOAT_OPS = {P.add, P.sub, P.mul, P.truediv, P.neg, P.sin, P.cos, P.tanh, P.exp}
 
 
-def drop_dead_arguments(root):
+def drop_dead_arguments(root, cg=None):
     """An argument that only feeds, through float arithmetic, the same kind of argument
     of calls (a loop's value in the forward pass of a gradient that does not depend on
     it: x = (x + x) / 2) is dead: every caller passes a constant instead and the
     callee reads the constant, so the arithmetic folds away.  Returns the number of
     parameters made constant."""
-    cg = CallGraph(root)
+    cg = cg or CallGraph(root)
     if not cg.ok:
         return 0
     mng = cg.mng
@@ -430,10 +430,10 @@ def _eta_target(g, mng):
     return f
 
 
-def eta_reduce(root):
+def eta_reduce(root, cg=None):
     """Replace closures that only forward their arguments by the function they call.
     Returns the number of graphs removed."""
-    cg = CallGraph(root)
+    cg = cg or CallGraph(root)
     if not cg.ok:
         return 0
     mng = cg.mng
@@ -506,17 +506,26 @@ def _substitute_options(mng, substitution):
             g.output.abstract = sub(g.output.abstract)
 
 
-def interprocedural(root, log=None):
-    """Narrow outputs and eta-reduce until neither applies; returns how many fired."""
+def interprocedural(root, log=None, mng=None):
+    """Narrow outputs and eta-reduce until neither applies.  Returns (how many fired, a
+    manager of the program as it is now).  `mng`: one of the program as it is.
+
+    The call graph is analysed again only after a rewrite changed the program, seeded
+    with the last analysis's free variables."""
     total = 0
+    cg = None
     for _ in range(50):
         fired = 0
         for rewrite in (drop_dead_entries, drop_dead_arguments, narrow_outputs, eta_reduce):
-            n = rewrite(root)
-            if log is not None and n:
-                log.counts[rewrite.__name__] += n
+            if cg is None:
+                cg = CallGraph(root, mng)
+            n = rewrite(root, cg)
+            if n:
+                cg, mng = None, manage(root, like=cg.mng)
+                if log is not None:
+                    log.counts[rewrite.__name__] += n
             fired += n
         total += fired
         if not fired:
             break
-    return total
+    return total, (cg.mng if cg is not None else mng)

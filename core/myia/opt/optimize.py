@@ -20,15 +20,17 @@ def optimize(root, log=None):
     """
     log = log if log is not None else PassLog()
     _make_private(root)
+    mng = None  # each stage hands the next a manager of the program as it left it
     for round_ in range(10):
-        rewrites = run_pass(root, R.ALL, name=f"simplify #{round_ + 1}", log=log)
-        merged = cse(root)
+        rewrites, mng = run_pass(root, R.ALL, name=f"simplify #{round_ + 1}", log=log, like=mng)
+        merged = cse(root, mng)
         if merged:
             log.counts["cse"] += merged
-        fired = interprocedural(root, log)
+            mng = manage(root, like=mng)
+        fired, mng = interprocedural(root, log, mng)
         if not rewrites and not merged and not fired:
             break
-    run_pass(root, R.FINISH, name="finish", log=log)
+    run_pass(root, R.FINISH, name="finish", log=log, like=mng)
     return root
 
 

@@ -141,11 +141,12 @@ def count_ops(root, mng=None):
                and isinstance(n.inputs[0].value, Primitive))
 
 
-def run_pass(root, rules, name="opt", log=None, max_sweeps=200):
+def run_pass(root, rules, name="opt", log=None, max_sweeps=200, like=None):
     """Apply `rules` over the graphs reachable from `root` until nothing changes.
-    Returns how many rewrites were made."""
+    Returns (how many rewrites were made, a manager of the program as it is now).
+    `like`: a manager of a similar program, to seed the analysis (see `manage`)."""
     t0 = time.perf_counter()
-    mng = manage(root)
+    mng = manage(root, like=like)
     before = count_ops(root, mng)
     counts = collections.Counter()
     for _ in range(max_sweeps):
@@ -155,7 +156,7 @@ def run_pass(root, rules, name="opt", log=None, max_sweeps=200):
         mng = after
     if log is not None:
         log.record(name, counts, time.perf_counter() - t0, before, count_ops(root, mng))
-    return sum(counts.values())
+    return sum(counts.values()), mng
 
 
 def _sweep(root, rules, counts, mng):
