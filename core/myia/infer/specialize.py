@@ -262,6 +262,15 @@ class Specializer:
                 if captured is not None:
                     return self.new_apply(
                         ctx, [self.graph_constant(what, node.loc)] + captured, node, a)
+        if isinstance(xa, AFunction):
+            targets = [self.static_J(AFunction([o]), record, node.loc)
+                       for o in xa.sorted_options()]
+            if all(t is not None for t in targets):
+                # a function chosen at run time among functions that capture nothing:
+                # their J are the node's other inputs, so that the program holds them
+                # typed; a backend picks the one of the function the value is (the VM
+                # transforms the value itself)
+                return self.new_apply(ctx, [Constant(P.J, node.loc), x] + targets, node, a)
         # J of a closure made elsewhere: the VM computes it at run time
         return self.new_apply(ctx, [Constant(P.J, node.loc), x], node, a)
 
@@ -302,6 +311,7 @@ class Specializer:
         if ng is None:
             ng = self.fallbacks[key] = _new_graph(opt.graph)
             ng.flags["untyped"] = True
+            ng.flags["option"] = opt  # the function it stands for (see the LLVM backend)
             self.pending_fallbacks.append((opt, ng))
         return ng
 

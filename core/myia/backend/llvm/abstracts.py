@@ -45,6 +45,10 @@ class OptionTable:
 
     def _note(self, const, AFunction):
         a = const.abstract
+        if a is None and "option" in const.value.flags:
+            # an untyped copy of a function inference never saw called (its value is
+            # still used: `grad(fs[i])` calls only the J of each function of fs)
+            a = AFunction([const.value.flags["option"]])
         if isinstance(a, AFunction) and len(a.options) == 1:
             (opt,) = a.options
             if const.value in self.mng._s.nodes:

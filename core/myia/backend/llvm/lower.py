@@ -187,7 +187,7 @@ class Lowering:
         resolve `grad` of a closure inside the program)."""
         for g in self.mng.graphs:
             for node in self.mng.nodes(g):
-                if node.is_apply(P.J) or node.is_apply(P.Jinv):
+                if (node.is_apply(P.J) and len(node.inputs) == 2) or node.is_apply(P.Jinv):
                     raise backend_error(
                         f"{node.inputs[0].value.name} of a function value computed at run "
                         f"time (grad, inside the program, of a closure that "
@@ -239,7 +239,7 @@ class Lowering:
         fvs = self.fvs.get(g)
         if fvs is None:
             raise backend_error(f"the graph {g.name}, which is not part of the program")
-        key = None
+        key = g.flags.get("option")  # an untyped copy: the function it stands for
         options = getattr(abstract, "options", None)
         if options is not None and len(options) == 1:
             (key,) = options

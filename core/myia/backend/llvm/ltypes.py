@@ -153,6 +153,8 @@ class Callee:
         return len(self.fvs) + len(self.bound)
 
     def ident(self):
+        if self.prim is not None:
+            return ("prim", self.prim)
         if self.key is not None:
             return ("opt", self.key)
         return (id(self.graph), id(self.prim), self.bound)

@@ -271,6 +271,48 @@ def lower_gadd(fl, node, args, types, out):
     return gadd(fl, args[0], args[1], types[0], types[1], out, node)
 
 
+@rule(P.J)
+def lower_J(fl, node, args, types, out):
+    """J of a function value chosen at run time among functions that capture nothing
+    (the specializer gives their J, typed, as the node's other inputs): the J of the
+    one it is, a choice of tag."""
+    from ...ad.reverse import J_graph_if_built, prim_fprop
+    from ...infer.abstract import GraphFunction, PrimitiveFunction
+
+    src = types[0]
+    if not (isinstance(src, Func) and isinstance(out, Func)) \
+            or any(o.n_captured for o in src.options + out.options):
+        raise backend_error("J of a function value computed at run time that captures "
+                            "values (the VM can run it)", node)
+    out_keys = [o.key for o in out.options]
+
+    def position_of_J(o):
+        k = o.key
+        if isinstance(k, PrimitiveFunction):
+            jkey = GraphFunction(prim_fprop(k.prim), None)
+        elif isinstance(k, GraphFunction) and k.context is None:
+            jkey = GraphFunction(J_graph_if_built(k.graph), None)
+        else:
+            jkey = None
+        if jkey not in out_keys:
+            raise backend_error(f"J of {o!r}, chosen at run time: its J is not in the "
+                                f"program", node)
+        return out_keys.index(jkey)
+
+    targets = [position_of_J(o) for o in src.options]
+    if out.single:
+        return ir.Constant(to_ir(out), [])
+    b = fl.b
+    tag = i64(targets[0])
+    if not src.single:
+        src_tag = b.extract_value(args[0], 0)
+        for i, t in enumerate(targets[1:], 1):
+            tag = b.select(b.icmp_signed("==", src_tag, i64(i)), i64(t), tag)
+    v = ir.Constant(to_ir(out), ir.Undefined)
+    v = b.insert_value(v, tag, 0)
+    return b.insert_value(v, ir.Constant(to_ir(out).elements[1], None), 1)
+
+
 # ---- environments -----------------------------------------------------------------------
 
 

@@ -312,7 +312,9 @@ def _signature(fn, f):
     raise MyiaTypeError(f"{fn.ir_name} of a value of type {type(f).__name__}, which is not a function")
 
 
-def _J_prim(vm, x):
+def _J_prim(vm, x, *typed):
+    # (`typed`: the specialized J of each function x may be, which compiled backends
+    # choose from; the VM transforms x itself)
     return vm.J(x)
 
 
