@@ -34,11 +34,15 @@ def setup_jupyter_env():
     return root
 
 
-def start_kernel():
+def start_kernel(backend=None):
+    """A kernel process (and its client); on `backend` ($MYIA_BACKEND) if given."""
     from jupyter_client.manager import start_new_kernel
 
     setup_jupyter_env()
-    return start_new_kernel(kernel_name="myia", startup_timeout=120)
+    env = dict(os.environ)
+    if backend is not None:
+        env["MYIA_BACKEND"] = backend
+    return start_new_kernel(kernel_name="myia", startup_timeout=120, env=env)
 
 
 def execute(kc, code, timeout=60):

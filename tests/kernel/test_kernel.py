@@ -1,17 +1,19 @@
 """The kernel through jupyter_client: a real kernel process, started from the kernelspec
-installed in a private Jupyter folder (one kernel for this module, per pytest-xdist
-worker: each test defines what it uses)."""
+installed in a private Jupyter folder (one kernel for this module and each backend, per
+pytest-xdist worker: each test defines what it uses)."""
 
 import time
 
 import pytest
 
+from ..conftest import BACKENDS
 from .kernel_env import collect_iopub, execute, start_kernel
 
 
-@pytest.fixture(scope="module")
-def kernel():
-    km, kc = start_kernel()
+@pytest.fixture(scope="module", params=BACKENDS)
+def kernel(request):
+    km, kc = start_kernel(backend=request.param)
+    kc.backend = request.param
     yield km, kc
     kc.stop_channels()
     km.shutdown_kernel(now=True)
@@ -37,6 +39,14 @@ def test_kernel_info(kc):
     assert lang["codemirror_mode"] == "python"
     assert "debugger" not in info.get("supported_features", [])
     assert "Myia" in info["banner"]
+
+
+def test_the_kernel_runs_on_the_backend_of_its_environment(kc):
+    reply, outputs = execute(kc, "%backend")
+    assert reply["status"] == "ok"
+    text = "".join(m["content"].get("text", "") or m["content"].get("data", {}).get(
+        "text/plain", "") for m in outputs)
+    assert f"* {kc.backend}" in text
 
 
 def test_a_definition_and_an_execute_result(kc):
