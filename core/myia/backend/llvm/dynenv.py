@@ -68,6 +68,29 @@ def _set_field(b, node, k, v):
     b.store(v, cg.gep(b, node, [i32(0), i32(k)], NODE))
 
 
+def _loop_over_list(b, head, init):
+    """The header of a loop over the nodes of the list `head`, carrying a pointer
+    (`init` at first).  Returns (node, carried, loop block, done block) and leaves the
+    builder in the body, where node is not null; `_next_node` closes the loop."""
+    f = b.function
+    pre = b.block
+    loop, body, done = (f.append_basic_block(n) for n in ("loop", "body", "done"))
+    b.branch(loop)
+    b.position_at_end(loop)
+    node, carried = b.phi(PTR), b.phi(PTR)
+    node.add_incoming(head, pre)
+    carried.add_incoming(init, pre)
+    b.cbranch(b.icmp_unsigned("==", node, NULL), done, body)
+    b.position_at_end(body)
+    return node, carried, loop, done
+
+
+def _next_node(b, loop, node, carried, value):
+    node.add_incoming(_field(b, node, NEXT, PTR), b.block)
+    carried.add_incoming(value, b.block)
+    b.branch(loop)
+
+
 class DynamicEnvs:
     """The environments of unknown contents of one module (`Lowering.dynenv`)."""
 
@@ -202,16 +225,8 @@ class DynamicEnvs:
         b = e.b
         _, env, key, tid, value, out = f.args
         head = self._node(e, key, tid, value)
-        pre = b.block
-        loop, check, copy, done = (f.append_basic_block(n) for n in ("loop", "check", "copy", "done"))
-        b.branch(loop)
-        b.position_at_end(loop)
-        p, tail = b.phi(PTR), b.phi(PTR)
-        p.add_incoming(env, pre)
-        tail.add_incoming(head, pre)
-        b.cbranch(b.icmp_unsigned("==", p, NULL), done, check)
-        b.position_at_end(check)
-        relink = f.append_basic_block("relink")
+        p, tail, loop, done = _loop_over_list(b, env, head)
+        relink, copy = f.append_basic_block("relink"), f.append_basic_block("copy")
         b.cbranch(b.icmp_signed("==", _field(b, p, KEY, I64), key), relink, copy)
         b.position_at_end(relink)  # the old node of key: the rest follows the copies
         _set_field(b, tail, NEXT, _field(b, p, NEXT, PTR))
@@ -220,9 +235,7 @@ class DynamicEnvs:
         n = self._node(e, _field(b, p, KEY, I64), _field(b, p, TID, I64),
                        _field(b, p, VALUE, PTR))
         _set_field(b, tail, NEXT, n)
-        p.add_incoming(_field(b, p, NEXT, PTR), b.block)
-        tail.add_incoming(n, b.block)
-        b.branch(loop)
+        _next_node(b, loop, p, tail, n)
         b.position_at_end(done)
         b.store(head, out)
         b.ret(i32(STATUS_OK))
@@ -295,15 +308,7 @@ class DynamicEnvs:
         e = Emitter.helper(self.L, f)
         b = e.b
         _, x, y, out = f.args
-        pre = b.block
-        loop, body, done = (f.append_basic_block(n) for n in ("loop", "body", "done"))
-        b.branch(loop)
-        b.position_at_end(loop)
-        q, acc = b.phi(PTR), b.phi(PTR)
-        q.add_incoming(y, pre)
-        acc.add_incoming(x, pre)
-        b.cbranch(b.icmp_unsigned("==", q, NULL), done, body)
-        b.position_at_end(body)
+        q, acc, loop, done = _loop_over_list(b, y, x)
         key, tid = _field(b, q, KEY, I64), _field(b, q, TID, I64)
         vq = _field(b, q, VALUE, PTR)
         p = self.find(e, x, key)
@@ -339,9 +344,7 @@ class DynamicEnvs:
         merged = b.phi(PTR)
         merged.add_incoming(acc_absent, absent_end)
         merged.add_incoming(acc_both, both_end)
-        q.add_incoming(_field(b, q, NEXT, PTR), b.block)
-        acc.add_incoming(merged, b.block)
-        b.branch(loop)
+        _next_node(b, loop, q, acc, merged)
         b.position_at_end(done)
         b.store(acc, out)
         b.ret(i32(STATUS_OK))

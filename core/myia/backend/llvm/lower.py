@@ -523,12 +523,16 @@ def coerce_func(fl, v, src, dst, node):
         tags = [_option_index(o, dst, node) for o in src.options]
         if tags == list(range(len(tags))):
             return v
-        tag = b.extract_value(v, 0)
-        new = i64(tags[0])
-        for i, t in enumerate(tags[1:], 1):
-            new = b.select(b.icmp_signed("==", tag, i64(i)), i64(t), new)
-        return b.insert_value(v, new, 0)
+        return b.insert_value(v, renumber_tag(b, b.extract_value(v, 0), tags), 0)
     raise backend_error(f"a function value of type {src} where {dst} is expected", node)
+
+
+def renumber_tag(b, tag, tags):
+    """The tag that option number `tag` of a function value gets: tags[tag]."""
+    new = i64(tags[0])
+    for i, t in enumerate(tags[1:], 1):
+        new = b.select(b.icmp_signed("==", tag, i64(i)), i64(t), new)
+    return new
 
 
 def _option_index(option, ftype, node):

@@ -12,7 +12,7 @@ import llvmlite.ir as ir
 from ...errors import MyiaAssertionError, MyiaGradError, MyiaValueError
 from ...prim import ops as P
 from .cg import i64
-from .lower import backend_error, coerce, rule
+from .lower import backend_error, coerce, renumber_tag, rule
 from .ltypes import EMPTY, AnyEnv, Array, Env, Func, Scalar, Static, Tuple, to_ir
 from .ops_scalar import cast, to_bool
 from .runtime import I1
@@ -303,11 +303,7 @@ def lower_J(fl, node, args, types, out):
     if out.single:
         return ir.Constant(to_ir(out), [])
     b = fl.b
-    tag = i64(targets[0])
-    if not src.single:
-        src_tag = b.extract_value(args[0], 0)
-        for i, t in enumerate(targets[1:], 1):
-            tag = b.select(b.icmp_signed("==", src_tag, i64(i)), i64(t), tag)
+    tag = i64(targets[0]) if src.single else renumber_tag(b, b.extract_value(args[0], 0), targets)
     v = ir.Constant(to_ir(out), ir.Undefined)
     v = b.insert_value(v, tag, 0)
     return b.insert_value(v, ir.Constant(to_ir(out).elements[1], None), 1)
