@@ -28,7 +28,7 @@ def scaled_powers(x, n):
     s = 0.0
     k = 0
     while k < n:
-        f = lambda t: t * x  # noqa: E731
+        f = lambda t: t * x
         s = f(s) + math.sin(x * k)
         k = k + 1
     return s

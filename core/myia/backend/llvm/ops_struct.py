@@ -170,11 +170,10 @@ def lower_make_closure(fl, node, args, types, out):
     return coerce(fl, v, Func([callee]), out, node)
 
 
-@rule(P.J, P.Jinv)
-def lower_J(fl, node, args, types, out):
-    raise backend_error(f"{node.inputs[0].value.name} of a value known only at run time "
-                        "(a function passed to grad inside the program that the optimizer "
-                        "could not resolve)", node)
+@rule(P.Jinv)
+def lower_Jinv(fl, node, args, types, out):
+    raise backend_error("Jinv of a value known only at run time (a function passed to grad "
+                        "inside the program that the optimizer could not resolve)", node)
 
 
 # ---- sensitivities ---------------------------------------------------------------------
