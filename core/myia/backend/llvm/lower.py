@@ -68,6 +68,9 @@ def rule(*prims):
 
     def deco(fn):
         for p in prims:
+            if p.name in RULES:  # one lowering per primitive, in one place
+                raise AssertionError(f"{p.name} has two LLVM lowerings: "
+                                     f"{RULES[p.name].__name__} and {fn.__name__}")
             RULES[p.name] = fn
             if "llvm" not in p.rules:
                 p.rules["llvm"] = fn
