@@ -1095,22 +1095,7 @@ def is_c_contiguous(fl, v, t):
 
 def contiguous(fl, v, t, node):
     """v, or a C-contiguous copy of it."""
-    b = fl.b
-    ok = is_c_contiguous(fl, v, t)
-    pre = b.block
-    fn = b.function
-    copy_bb = fn.append_basic_block("copy")
-    merge = fn.append_basic_block("contig")
-    b.cbranch(ok, merge, copy_bb)
-    b.position_at_end(copy_bb)
-    c = copy_contiguous(fl, v, t)
-    end = b.block
-    b.branch(merge)
-    b.position_at_end(merge)
-    phi = b.phi(to_ir(t))
-    phi.add_incoming(v, pre)
-    phi.add_incoming(c, end)
-    return phi
+    return _copied_unless(fl, is_c_contiguous(fl, v, t), v, t, "contig")[0]
 
 
 @rule(P.reshape)
