@@ -276,12 +276,13 @@ def scalarized(fn, n, pair=False):
 #: (it never falls back to the VM).  Each is a gap upstream of the backend, in what
 #: specialization hands it; the VM runs these programs:
 LLVM_GAPS = {
-    # `grad` inside subset code of a closure that captures values and is not written
-    # at the call (returned by a function): specialization leaves a J node for the VM
-    # to transform at run time (myia.infer.specialize, "Fallbacks").  `grad(g)` of a
-    # closure g written at the call compiles (myia.infer.infer, expansion_for_closure),
-    # and so does grad of a function chosen at run time among functions that capture
-    # nothing (`grad(fs[i])`, the J of each is in the program).
+    # `grad` inside subset code of a function value that may be one of several
+    # closures capturing values (`grad(make_a(x) if c else make_b(x))`):
+    # specialization leaves a J node for the VM to transform at run time
+    # (myia.infer.specialize, "Fallbacks").  What compiles: grad of a closure written
+    # at the call (myia.infer.infer, expansion_for_closure), of one closure made
+    # elsewhere (its values are records J reads), and of a function chosen at run
+    # time among functions that capture nothing (`grad(fs[i])`).
     "run-time J": "of a function value computed at run time",
 }
 

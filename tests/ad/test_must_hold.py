@@ -6,12 +6,9 @@ Programs are written in the Python subset; `grad` written inside them is the sub
 ahead of time.
 
 Backends: every test that runs programs runs on "vm" and on "llvm" (the `backend`
-fixture, tests/conftest.py).  What the LLVM backend refuses is asserted on "llvm" with
-`refused_by_llvm` (tests/helpers.py, LLVM_GAPS: `grad` inside subset code of a closure
-that is not written at the call, which specialization leaves for the VM).  On the VM
-only: the fourth derivatives (on "llvm", compiling grad(grad(grad(grad(quintic))))
-takes over ten minutes, in inference and the optimizer), and the 1,000,000-iteration
-loop, which measures the VM.
+fixture, tests/conftest.py).  On the VM only: the fourth derivatives (on "llvm",
+compiling grad(grad(grad(grad(quintic)))) takes over ten minutes, in inference and the
+optimizer), and the 1,000,000-iteration loop, which measures the VM.
 """
 
 import math
@@ -26,7 +23,7 @@ import myia
 from myia import grad
 from myia.errors import MyiaGradError
 
-from ..helpers import assert_tree_close, fd_jvp, numerical_grad, refused_by_llvm
+from ..helpers import assert_tree_close, fd_jvp, numerical_grad
 
 autograd = pytest.importorskip("autograd")
 anp = pytest.importorskip("autograd.numpy")
@@ -256,11 +253,10 @@ def call_returned_closure(y):
     return c(y)
 
 
-def test_grad_of_closure_returned_by_function(backend):
-    with refused_by_llvm(backend, "run-time J"):
-        assert myia.compile(grad_of_returned_closure)(2.5) == pytest.approx(10.0)
-    with refused_by_llvm(backend, "run-time J"):
-        assert myia.grad(grad_of_returned_closure)(2.5) == pytest.approx(4.0)
+@pytest.mark.usefixtures("backend")
+def test_grad_of_closure_returned_by_function():
+    assert myia.compile(grad_of_returned_closure)(2.5) == pytest.approx(10.0)
+    assert myia.grad(grad_of_returned_closure)(2.5) == pytest.approx(4.0)
     assert myia.grad(call_returned_closure)(2.0) == pytest.approx(12.0)
 
 

@@ -832,6 +832,18 @@ def infer_make_closure(fn, *captured):
     return AFunction(PartialFunction(o, captured) for o in fn.options)
 
 
+@rule(P.closure_bound)
+def infer_closure_bound(f, i):
+    from .abstract import PartialFunction
+
+    k = constant_value(i)
+    options = f.sorted_options() if isinstance(f, AFunction) else ()
+    if len(options) != 1 or not isinstance(options[0], PartialFunction) \
+            or not isinstance(k, int) or not 0 <= k < len(options[0].args):
+        raise MyiaTypeError(f"closure_bound({f}, {i}): not a value bound by make_closure")
+    return options[0].args[k]
+
+
 # ---- sensitivities and environments -----------------------------------------------------
 
 

@@ -18,11 +18,19 @@ live context (reached from the root), every node carrying its `.abstract`:
 - where paths meet with different number types (int64 joined with float64), the
   value is converted (`to_float`/`astype`) so that it has the joined type.
 
+J of a closure made elsewhere (`grad(make_scaled(x))`, inside subset code): J needs the
+values the closure captured, and the frame that made it is not visible where J is.  So
+every value of that closure is a record that names them, in the order of the lifted J's
+parameters (`lift_closure`): `make_closure(wrapper, v1, ..., vm)`, where wrapper (nested
+where the closure is made) ignores v1..vm and calls the closure's copy.  J reads them
+back: `outer(closure_bound(x, 0), ..., closure_bound(x, m - 1))`.  J of captured data
+is the data; a captured closure is a record too, whose J is read the same way.
+
 Fallbacks, explicit: a closure that is used as a value but never called during
 inference (e.g. the backpropagator that `myia.vjp` returns to Python) has no typed
 copy; it is copied without types (`flags["untyped"] = True`), closing over the
-specialized graphs.  J of a closure made elsewhere (grad of a closure received as an
-argument, inside subset code) stays a `J` node that the VM computes at run time.
+specialized graphs.  J of a closure that may be one of several made elsewhere, or that
+captured such a function value, stays a `J` node that the VM computes at run time.
 
 Environment keys (EnvKey) are kept as they are: the same key must be used where a
 sensitivity is stored and where it is read, across contexts.
@@ -83,11 +91,79 @@ class Specializer:
                 m[p] = np_
             self.graphs[ctx] = ng
         self.effectful = self._effectful_contexts()
+        self.J_records = self._closures_J_reads_from_records()
+        self.records = {}  # option -> its make_closure node
+        pending_records = self.pending_records = []
         for ctx in sorted(self.live, key=_depth):
             self.fill(ctx)
         while self.pending_fallbacks:
             self._fill_fallback(*self.pending_fallbacks.pop())
+        for pending in pending_records:
+            self._fill_record(*pending)
         return self.graphs[self.result.root]
+
+    def _closures_J_reads_from_records(self):
+        """{closure option: its lifted J} for the closures J meets as values made in a
+        frame it cannot see, and the closures they capture, when J can read what
+        each captured from its record (see `J_from_record`).  A closure that some other
+        J may meet (among several functions, in a tuple), or that the program returns,
+        keeps plain values: there J stays a run-time J, which reads no record."""
+        groups = []
+        blocked = _function_options(self.inf.value_of(self.result.root,
+                                                      self.result.root.graph.output))
+        for ctx in self.live:
+            for node, records in ctx.calls.items():
+                fn, record = records[0]
+                if not (isinstance(fn, PrimitiveFunction) and fn.prim is P.J):
+                    continue
+                xa = self.inf.value_of(ctx, node.inputs[1])
+                if len(records) == 1 and isinstance(record, JRecord) \
+                        and isinstance(xa, AFunction) and len(xa.options) == 1:
+                    (opt,) = xa.options
+                    if self.inf.visible(opt.context, ctx):
+                        if self._frame_is_enough(opt, record):
+                            continue  # J reads the frame (see build_J)
+                        blocked.add(opt)
+                        continue
+                    readable = self._readable_from_records(opt, record, ())
+                    if readable is not None:
+                        groups.append(readable)
+                        continue
+                blocked |= _function_options(xa)
+        out = {}
+        for group in groups:
+            if not blocked.intersection(group):
+                out.update(group)
+        return out
+
+    def _frame_is_enough(self, opt, record):
+        """True if J of closure `opt`, where its frame is visible, needs no run-time J."""
+        kind, what = record.parts.get(opt, (None, None))
+        if kind != "lift":
+            return True
+        for p in what.graph.parameters:
+            pa = self.inf.read_free(opt.context, p.primal)
+            if isinstance(pa, (AFunction, ATuple)) and self.static_J(pa, record, None) is None:
+                return False
+        return True
+
+    def _readable_from_records(self, opt, record, seen):
+        kind, what = record.parts.get(opt, (None, None))
+        if kind != "lift" or opt in seen:
+            return None
+        found = {opt: what.graph}
+        for p in what.graph.parameters:
+            pa = self.inf.read_free(opt.context, p.primal)
+            if _is_data(pa) or self.static_J(pa, record, None) is not None:
+                continue
+            inner = None
+            if isinstance(pa, AFunction) and len(pa.options) == 1:
+                inner = self._readable_from_records(next(iter(pa.options)), record,
+                                                    seen + (opt,))
+            if inner is None:
+                return None
+            found.update(inner)
+        return found
 
     def _effectful_contexts(self):
         """The contexts that may run an `assert` (themselves or through calls)."""
@@ -247,8 +323,10 @@ class Specializer:
                 c.abstract = a
                 return c
             if kind == "lift":
-                outer = what.graph
                 visible = self.inf.visible(opt.context, ctx)
+                if not visible and opt in self.J_records:
+                    return self.J_from_record(ctx, node, x, opt, record, a)
+                outer = what.graph
                 captured = []
                 for p in outer.parameters:
                     pa = self.inf.read_free(opt.context, p.primal)
@@ -271,8 +349,27 @@ class Specializer:
                 # typed; a backend picks the one of the function the value is (the VM
                 # transforms the value itself)
                 return self.new_apply(ctx, [Constant(P.J, node.loc), x] + targets, node, a)
-        # J of a closure made elsewhere: the VM computes it at run time
+        # J of a value that may be one of several closures made elsewhere (or that
+        # reaches a J like that): the VM computes it at run time
         return self.new_apply(ctx, [Constant(P.J, node.loc), x], node, a)
+
+    def J_from_record(self, ctx, node, x, opt, record, a):
+        """J of the closure value `x` (option `opt`, a record: see the module doc): the
+        lifted J called with what the closure captured, read from the record (data is
+        its own J; a captured closure is a record too, and gets J the same way)."""
+        what = record.parts[opt][1]
+        captured = []
+        for i, p in enumerate(what.graph.parameters):
+            pa = self.inf.read_free(opt.context, p.primal)
+            c = self.static_J(pa, record, node.loc)
+            if c is None:
+                c = self.new_apply(ctx, [Constant(P.closure_bound, node.loc), x,
+                                         Constant(i, node.loc)], node, pa)
+                if isinstance(pa, AFunction):
+                    (o,) = pa.options
+                    c = self.J_from_record(ctx, node, c, o, record, record.parts[o][1].result)
+            captured.append(c)
+        return self.new_apply(ctx, [self.graph_constant(what, node.loc)] + captured, node, a)
 
     def static_J(self, a, record, loc):
         """A constant for J of a value of abstract `a` known at compile time (a number,
@@ -292,17 +389,62 @@ class Specializer:
     def graph_value(self, ctx, g, loc):
         parent = self.inf.infos[g].parent
         pctx = ctx.ancestor(parent) if parent is not None else None
-        return self.graph_value_opt(GraphFunction(g, pctx), loc)
+        opt = GraphFunction(g, pctx)
+        if opt in self.J_records:
+            return self.closure_record(opt, loc)
+        return self.graph_value_opt(opt, loc)
+
+    def closure_record(self, opt, loc):
+        """The value of closure `opt` as a record of the values J needs (see the module
+        doc): make_closure(wrapper, v1..vm), one per closure, in the frame that makes
+        it."""
+        rec = self.records.get(opt)
+        if rec is not None:
+            return rec
+        const = self.graph_value_opt(opt, loc)
+        wrapper = Graph(const.value.name, const.value.loc)
+        wc = Constant(wrapper, loc)
+        wc.abstract = AFunction([GraphFunction(wrapper, None)])
+        rec = Apply(self.graphs[opt.context], [Constant(P.make_closure, loc), wc], loc, None)
+        rec.abstract = AFunction([opt])
+        self.records[opt] = rec
+        self.pending_records.append((rec, const, opt))
+        return rec
+
+    def _fill_record(self, rec, const, opt):
+        """Bind the values of record `rec` and write its wrapper, once every graph is
+        filled (the values may be computed after the closure's constant is used in its
+        frame; an untyped copy gets its parameters last)."""
+        outer = self.J_records[opt]
+        values = [self.input(opt.context, p.primal) for p in outer.parameters]
+        rec.inputs.extend(values)
+        wrapper = rec.inputs[1].value
+        for p, v in zip(outer.parameters, values):
+            wrapper.add_parameter(p.name).abstract = v.abstract
+        params = []
+        for p in const.value.parameters:
+            q = wrapper.add_parameter(p.name, p.loc)
+            q.abstract = p.abstract
+            params.append(q)
+        wrapper.output = wrapper.apply(const, *params, loc=rec.loc)
+        target = self.value_context(opt)
+        wrapper.output.abstract = target.result if target is not None else None
 
     def graph_value_opt(self, opt, loc):
+        target = self.value_context(opt)
+        if target is not None:
+            return self.graph_constant(target, loc)
+        return Constant(self.fallback(opt), loc)
+
+    def value_context(self, opt):
+        """The context whose copy stands for the closure value `opt`, or None (it
+        was never called during inference)."""
         target = self.inf.shared.get(opt)
         if target is None or target not in self.live_set:
             sigs = self.inf.per_key.get((opt.graph, opt.context), {})
             live = [c for c in sigs.values() if c in self.live_set]
             target = min(live, key=lambda c: c.id) if live else None
-        if target is not None:
-            return self.graph_constant(target, loc)
-        return Constant(self.fallback(opt), loc)
+        return target
 
     def fallback(self, opt):
         """An untyped copy of a closure that inference never saw called."""
@@ -349,6 +491,22 @@ class Specializer:
                     if isinstance(inp, Constant) and isinstance(inp.value, EnvKey) \
                             and inp.value.node in created:
                         new.inputs[i] = Constant(EnvKey(created[inp.value.node]), inp.loc)
+
+
+def _function_options(a):
+    """The graph options of the functions a value of abstract `a` may hold."""
+    if isinstance(a, ATuple):
+        return set().union(*map(_function_options, a.elements))
+    if isinstance(a, AFunction):
+        return {o for o in a.options if isinstance(o, GraphFunction)}
+    return set()
+
+
+def _is_data(a):
+    """True for the abstract of a value that holds no function (J of it is itself)."""
+    if isinstance(a, ATuple):
+        return all(_is_data(e) for e in a.elements)
+    return isinstance(a, (AScalar, AArray, AConstant))
 
 
 def _depth(ctx):

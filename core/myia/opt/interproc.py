@@ -92,6 +92,10 @@ class CallGraph:
                         if a.abstract is None:
                             continue
                         _options_in(a.abstract, self.escaped)
+                if fn.value.name == "make_closure" and node.abstract is not None:
+                    # a closure's record (myia.infer.specialize): its calls call the
+                    # record's graph, not the closure's copy that shares its option
+                    _options_in(node.abstract, self.escaped)
                 continue
             a = fn.abstract
             if not isinstance(a, AFunction):

@@ -269,6 +269,30 @@ def _is_library_graph(g):
     return g.loc is not None and str(g.loc.filename).startswith(_PACKAGE_DIR)
 
 
+# ---- closure records (see myia.infer.specialize, "J of a closure made elsewhere") ----
+
+
+@rule
+def closure_bound_of_make_closure(node, ctx):
+    """closure_bound(make_closure(g, b0, ..., bn), i) -> bi"""
+    if _is(node, P.closure_bound):
+        _, f, i = node.inputs
+        if _is(f, P.make_closure) and _const(i):
+            return f.inputs[2 + i.value]
+    return None
+
+
+@rule
+def call_of_make_closure(node, ctx):
+    """make_closure(g, b0, ..., bn)(args) -> g(b0, ..., bn, args)"""
+    fn = node.inputs[0]
+    if _is(fn, P.make_closure):
+        new = node.graph.apply(*fn.inputs[1:], *node.inputs[1:], loc=node.loc)
+        new.abstract = node.abstract
+        return new
+    return None
+
+
 # ---- J ---------------------------------------------------------------------------
 
 
@@ -590,6 +614,7 @@ def add_zeros_like(node, ctx):
 STRUCTURAL = [getitem_of_tuple, getitem_of_make_tuple, make_tuple_of_getitems, getitem_of_constant_tuple, setitem_of_make_tuple,
               env_getitem_of_setitem, env_setitem_of_zero, env_getitem_of_integer, env_add_of_new,
               add_of_complementary_switches, switch_on_constant, switch_same,
+              closure_bound_of_make_closure, call_of_make_closure,
               J_of_graph_constant, Jinv_of_J]
 ALGEBRAIC = [constant_fold, multiply_by_one, add_zero, double_negation, multiply_by_zero,
              truth_of_bool, power_one_or_two, reshape_to_same_shape, implicit_broadcast,

@@ -157,6 +157,19 @@ make_closure = Primitive("make_closure", _backend_only,
                          nondiff=True)
 
 
+def _closure_bound(f, i):
+    args = getattr(f, "args", None)  # the VM's Partial
+    if args is None:
+        raise MyiaTypeError(f"closure_bound of {f!r}, which make_closure did not make")
+    return args[i]
+
+
+# Made by specialization for J of a closure made elsewhere (see myia.infer.specialize):
+# the i-th value make_closure bound in the record f.
+closure_bound = Primitive("closure_bound", _closure_bound,
+                          "the i-th value bound in a make_closure record", nondiff=True)
+
+
 def _assert(cond, message):
     if not cond:
         raise MyiaAssertionError(f"assertion failed{': ' + str(message) if message else ''}")

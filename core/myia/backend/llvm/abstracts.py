@@ -31,14 +31,21 @@ class OptionTable:
     def __init__(self, mng):
         from ...infer.abstract import AFunction
         from ...ir import Constant, Graph
+        from ...prim import ops as P
 
         self.mng = mng
         self.graphs = {}
+        # closures whose values are records (myia.infer.specialize, "J of a closure
+        # made elsewhere"): option -> a make_closure node that makes one
+        self.records = {}
         for g in mng.graphs:
             for node in mng.nodes(g):
                 for inp in getattr(node, "inputs", ()):
                     if isinstance(inp, Constant) and isinstance(inp.value, Graph):
                         self._note(inp, AFunction)
+                if node.is_apply(P.make_closure) and isinstance(node.abstract, AFunction) \
+                        and len(node.abstract.options) == 1:
+                    self.records.setdefault(next(iter(node.abstract.options)), node)
             out = g.output
             if isinstance(out, Constant) and isinstance(out.value, Graph):
                 self._note(out, AFunction)
@@ -111,7 +118,8 @@ class Converter:
     def unreachable(self, o):
         from ...infer import abstract as A
 
-        return isinstance(o, A.GraphFunction) and self.options.graph_of(o) is None
+        return isinstance(o, A.GraphFunction) and self.options.graph_of(o) is None \
+            and o not in self.options.records
 
     def option(self, o, node):
         from ...infer import abstract as A
@@ -120,6 +128,11 @@ class Converter:
         if isinstance(o, A.PrimitiveFunction):
             return Callee(prim=o.prim, key=o)
         if isinstance(o, A.GraphFunction):
+            rec = self.options.records.get(o)
+            if rec is not None:  # {the wrapper's free variables, the bound values}
+                g = rec.inputs[1].value
+                bound = [self.L.ltype(b) for b in rec.inputs[2:]]
+                return Callee(graph=g, fvs=self.L.fvs[g], bound=bound, key=o)
             g = self.options.graph_of(o)
             if g is None:
                 raise backend_error(

@@ -193,8 +193,9 @@ class Lowering:
                 if (node.is_apply(P.J) and len(node.inputs) == 2) or node.is_apply(P.Jinv):
                     raise backend_error(
                         f"{node.inputs[0].value.name} of a function value computed at run "
-                        f"time (grad, inside the program, of a closure that "
-                        f"specialization could not resolve; the VM can run it)", node)
+                        f"time (grad, inside the program, of a value that may be one of "
+                        f"several closures capturing values; the VM can run it)", node,
+                        hint="take grad of each closure in its own branch")
 
     # ---- types --------------------------------------------------------------------
 

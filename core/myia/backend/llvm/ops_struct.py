@@ -12,7 +12,7 @@ import llvmlite.ir as ir
 from ...errors import MyiaAssertionError, MyiaGradError, MyiaValueError
 from ...prim import ops as P
 from .cg import i64
-from .lower import backend_error, coerce, renumber_tag, rule
+from .lower import backend_error, coerce, load_captured, renumber_tag, rule
 from .ltypes import EMPTY, AnyEnv, Array, Env, Func, Scalar, Static, Tuple, to_ir
 from .ops_scalar import cast, to_bool
 from .runtime import I1
@@ -164,10 +164,25 @@ def lower_make_closure(fl, node, args, types, out):
         raise backend_error(f"make_closure typed {out}", node)
     g = node.inputs[1].value
     fvs = fl.L.fvs[g]
-    callee = Callee(graph=g, fvs=fvs, bound=types[1:])
+    # (a closure's record, made by specialization, is the closure's option: its key)
+    key = out.options[0].key if out.single else None
+    callee = Callee(graph=g, fvs=fvs, bound=types[1:], key=key)
     values = [fl.value(v) for v in fvs] + list(args[1:])
     v = fl.make_func_value(callee, values)
     return coerce(fl, v, Func([callee]), out, node)
+
+
+@rule(P.closure_bound)
+def lower_closure_bound(fl, node, args, types, out):
+    """The i-th bound value of a make_closure record: after its free variables."""
+    f, i = types[0], node.inputs[2]
+    if not (isinstance(f, Func) and f.single and f.options[0].bound
+            and isinstance(getattr(i, "value", None), int)
+            and 0 <= i.value < len(f.options[0].bound)):
+        raise backend_error(f"closure_bound of a function value of type {f}", node)
+    opt = f.options[0]
+    k = len(opt.fvs) + i.value
+    return coerce(fl, load_captured(fl.b, fl.L, opt, args[0])[k], opt.bound[i.value], out, node)
 
 
 @rule(P.Jinv)
