@@ -6,6 +6,7 @@ is after that stage (what `myia.ir` and the kernel's `%ir` show).
 
 from .backend.vm import VM, Closure
 from .errors import MyiaError
+from .gc_pause import gc_paused
 from .ir import Graph, manage
 from .ir.print import format_graphs
 
@@ -138,9 +139,10 @@ class Pipeline:
             log = PassLog()
             # a copy of the whole program: the rewrites change graphs in place, and the
             # typed graphs (and the graphs they call) are shared with other stages
-            typed = self.specialize(fn, args)
-            graph = clone_many(manage(typed).graphs)[typed]
-            optimize(graph, log)
+            with gc_paused():
+                typed = self.specialize(fn, args)
+                graph = clone_many(manage(typed).graphs)[typed]
+                optimize(graph, log, private=True)
             entry = self.optimizations[key] = (graph, log)
         return entry
 
@@ -156,7 +158,8 @@ class Pipeline:
         key = (graph, signature_of(args))
         typed = self.specializations.get(key)
         if typed is None:
-            typed = self.specializations[key] = specialize(graph, key[1])
+            with gc_paused():
+                typed = self.specializations[key] = specialize(graph, key[1])
         return typed
 
     def run(self, fn, args, kwargs):

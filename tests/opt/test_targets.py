@@ -72,6 +72,24 @@ def test_straight_line_adjoint_has_no_closure_env_J_or_tuple(fn, args):
     assert not leftover, f"{leftover} left in:\n{view}"
 
 
+@pytest.mark.usefixtures("backend")
+def test_second_and_third_derivatives_fold_into_one_graph():
+    # zeros of tuples and of functions, sums of tuples and of environments fold away:
+    # no closure, environment or J is left, and the third derivative stays small
+    from tests.ad.test_must_hold import quintic
+
+    d2 = myia.grad(myia.grad(quintic))
+    d3 = myia.grad(d2)
+    for d, most in ((d2, 16), (d3, 80)):
+        view = optimized(d, -3.0)
+        assert len(manage(view.graph).graphs) == 1, str(view)
+        left = set(prim_names(view)) & (FORBIDDEN - {"make_tuple", "tuple_getitem", "gadd"})
+        assert not left, f"{left} left in:\n{view}"
+        assert view.op_count() <= most, str(view)
+    assert myia.compile(d2)(-3.0) == pytest.approx(20 * -27.0)
+    assert myia.compile(d3)(-3.0) == pytest.approx(60 * 9.0)
+
+
 def mlp_loss(w1, w2, x, y):
     h = np.tanh(x @ w1)
     out = h @ w2

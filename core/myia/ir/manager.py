@@ -157,11 +157,16 @@ def _compute(roots, fv_total_hint=None):
         # (graphs no longer reached may remain in a hint)
         changed = {g for g, fvs in new_total.items() if fvs != fv_total.get(g, {})}
         fv_total = new_total
-        if not changed:
+        if changed:
+            by_owner = _by_owner(fv_total)
+            # a walk reads the free variables of the graphs it uses, and nothing else
+            stale = {g for g, w in reached.items() if any(h in changed for h in w[2])}
+            continue
+        # a walk made with a hint may have read free variables that no graph has now
+        # (kept alive by that very walk): walk those again
+        stale = {g for g, w in reached.items() if _read_stale(g, w[4], by_owner)}
+        if not stale:
             break
-        by_owner = _by_owner(fv_total)
-        # a walk reads the free variables of the graphs it uses, and nothing else
-        stale = {g for g, w in reached.items() if any(h in changed for h in w[2])}
     users = st.users = {}
     for w in reached.values():
         for inp, use in w[3]:
@@ -181,13 +186,20 @@ def _by_owner(fv_total):
     return by_owner
 
 
+def _read_stale(graph, read, by_owner):
+    return any(tuple(by_owner.get(h, {}).get(graph, ())) != tuple(fvs)
+               for h, fvs in read.items())
+
+
 def _walk(graph, by_owner):
     """The nodes owned by `graph` that its output needs, inputs before users, and
     otherwise in creation order (so that parsed code prints in source order); its
-    free variables, the graphs it uses, and its edges [(input, (user, index))]."""
+    free variables, the graphs it uses, its edges [(input, (user, index))], and what it
+    read of `by_owner` ({used graph: its free variables owned by `graph`})."""
     fvs = {}
     used = {}
     edges = []
+    read = {}
     deps = {}  # node -> the nodes of this graph it needs first
     seen = set()
     stack = [graph.output] if graph.output is not None else []
@@ -200,7 +212,8 @@ def _walk(graph, by_owner):
             if isinstance(node.value, Graph):
                 used[node.value] = None
                 # a graph returning a closure computes what the closure captures
-                stack.extend(by_owner.get(node.value, {}).get(graph, ()))
+                needed = read[node.value] = by_owner.get(node.value, {}).get(graph, ())
+                stack.extend(needed)
             continue
         if node.graph is not graph:
             fvs[node] = None
@@ -213,14 +226,15 @@ def _walk(graph, by_owner):
                     if isinstance(inp.value, Graph):
                         used[inp.value] = None
                         # the closure needs its free variables owned by this graph first
-                        before.extend(by_owner.get(inp.value, {}).get(graph, ()))
+                        needed = read[inp.value] = by_owner.get(inp.value, {}).get(graph, ())
+                        before.extend(needed)
                 elif inp.graph is graph:
                     before.append(inp)
                 else:
                     fvs[inp] = None
             deps[node] = before
             stack.extend(before)
-    return _creation_order(deps), fvs, used, edges
+    return _creation_order(deps), fvs, used, edges, read
 
 
 def _creation_order(deps):

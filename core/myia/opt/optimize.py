@@ -7,8 +7,10 @@ from .interproc import interprocedural
 from .pass_manager import PassLog, run_pass
 
 
-def optimize(root, log=None):
+def optimize(root, log=None, private=False):
     """Optimize the program whose entry is `root`, in place; returns `root`.
+    `private`: the caller made every graph `root` reaches its own (else they are
+    copied first, see `_make_private`).
 
     1. simplify: structure (tuples, environments, switch on constants), the rules
        for derivative programs, algebra and constant folding, and inlining, to a
@@ -19,7 +21,8 @@ def optimize(root, log=None):
     3. the finishing rules (record updates).
     """
     log = log if log is not None else PassLog()
-    _make_private(root)
+    if not private:
+        _make_private(root)
     mng = None  # each stage hands the next a manager of the program as it left it
     for round_ in range(10):
         rewrites, mng = run_pass(root, R.ALL, name=f"simplify #{round_ + 1}", log=log, like=mng)

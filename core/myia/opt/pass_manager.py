@@ -11,15 +11,17 @@ import collections
 import time
 
 from ..ir import Apply, Constant, Graph, manage
+from ..prim import Primitive
 
 
 class Rule:
-    __slots__ = ("name", "fn", "doc")
+    __slots__ = ("name", "fn", "doc", "on")
 
-    def __init__(self, fn):
+    def __init__(self, fn, on=None):
         self.fn = fn
         self.name = fn.__name__
         self.doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
+        self.on = frozenset(on) if on is not None else None
 
     def __call__(self, node, ctx):
         return self.fn(node, ctx)
@@ -28,8 +30,32 @@ class Rule:
         return f"<Rule {self.name}: {self.doc}>"
 
 
-def rule(fn):
-    return Rule(fn)
+def rule(fn=None, *, on=None):
+    """`@rule` or `@rule(on=[P.gadd, ...])`: with `on`, the rule rewrites only calls of
+    those primitives, and the pass manager tries it only there."""
+    if fn is None:
+        return lambda f: Rule(f, on)
+    return Rule(fn, on)
+
+
+class _Dispatch:
+    """The rules of a list that may rewrite a node, by the primitive it calls (in the
+    list's order)."""
+
+    def __init__(self, rules):
+        self.rules = rules
+        self.generic = [r for r in rules if r.on is None]
+        self.by_prim = {}
+
+    def __call__(self, node):
+        fn = node.inputs[0]
+        if fn.__class__ is not Constant or not isinstance(fn.value, Primitive):
+            return self.generic
+        p = fn.value
+        rs = self.by_prim.get(p)
+        if rs is None:
+            rs = self.by_prim[p] = [r for r in self.rules if r.on is None or p in r.on]
+        return rs
 
 
 class PassLog:
@@ -133,8 +159,6 @@ def _recursive_graphs(mng):
 
 
 def count_ops(root, mng=None):
-    from ..prim import Primitive
-
     mng = mng or manage(root)
     return sum(1 for g in mng.graphs for n in mng.nodes(g)
                if isinstance(n, Apply) and isinstance(n.inputs[0], Constant)
@@ -149,8 +173,9 @@ def run_pass(root, rules, name="opt", log=None, max_sweeps=200, like=None):
     mng = manage(root, like=like)
     before = count_ops(root, mng)
     counts = collections.Counter()
+    dispatch = _Dispatch(rules)
     for _ in range(max_sweeps):
-        changed, after = _sweep(root, rules, counts, mng)
+        changed, after = _sweep(root, dispatch, counts, mng)
         if not changed:
             break  # nothing was edited: `mng` still describes the program
         mng = after
@@ -159,9 +184,14 @@ def run_pass(root, rules, name="opt", log=None, max_sweeps=200, like=None):
     return sum(counts.values()), mng
 
 
-def _sweep(root, rules, counts, mng):
+def _sweep(root, dispatch, counts, mng):
+    """One pass of `rules` over every node, inputs first.  The nodes a rewrite makes in
+    the same graph (an inlined body, the pieces of a split tuple) are rewritten right
+    away, their inputs first, so that chains of rewrites finish in one sweep; graphs a
+    rewrite makes wait for the next sweep, when the manager describes them."""
     ctx = Context(mng)
     repl = {}
+    seen = set()
 
     def resolve(n):
         while n in repl:
@@ -169,26 +199,39 @@ def _sweep(root, rules, counts, mng):
         return n
 
     changed = False
-    for g in mng.graphs:
-        for node in list(mng.nodes(g)):
-            if not isinstance(node, Apply):
-                continue
-            inputs = [resolve(i) for i in node.inputs]
-            if any(a is not b for a, b in zip(inputs, node.inputs)):
-                node.inputs = inputs
+
+    def rewrite(node, g):
+        """Apply the rules at `node`; return the node that replaced it, or None."""
+        nonlocal changed
+        inputs = [resolve(i) for i in node.inputs]
+        if any(a is not b for a, b in zip(inputs, node.inputs)):
+            node.inputs = inputs
+            ctx.edited.add(g)
+        for r in dispatch(node):
+            new = r(node, ctx)
+            if new is not None and new is not node:
+                counts[r.name] += 1
+                changed = True
                 ctx.edited.add(g)
-            current = node
-            for r in rules:
-                new = r(current, ctx)
-                if new is not None and new is not current:
-                    counts[r.name] += 1
-                    changed = True
-                    ctx.edited.add(g)
-                    repl[current] = new
-                    current = resolve(new)
-                    if not isinstance(current, Apply):
-                        break
-        # free variables and outputs may have been replaced too
+                repl[node] = new
+                return resolve(new)
+        return None
+
+    for g in mng.graphs:
+        for start in mng.nodes(g):
+            stack = [(start, False)]
+            while stack:
+                node, ready = stack.pop()
+                if ready:
+                    new = rewrite(node, g)
+                    if new is not None:
+                        stack.append((new, False))
+                    continue
+                if node in seen or node.__class__ is not Apply or node.graph is not g:
+                    continue
+                seen.add(node)
+                stack.append((node, True))
+                stack.extend((resolve(i), False) for i in reversed(node.inputs))
     if not changed:
         return False, mng
     _resolve_everywhere(root, resolve)

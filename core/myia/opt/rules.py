@@ -30,7 +30,7 @@ def _typed_constant(value, like):
 # ---- tuples ----------------------------------------------------------------------
 
 
-@rule
+@rule(on=[P.tuple_getitem])
 def getitem_of_make_tuple(node, ctx):
     """tuple_getitem(make_tuple(x0, ..., xn), i) -> xi"""
     if _is(node, P.tuple_getitem):
@@ -47,7 +47,7 @@ def getitem_of_make_tuple(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.getitem])
 def getitem_of_tuple(node, ctx):
     """getitem(t, i) -> tuple_getitem(t, i), for a tuple t and a constant int i"""
     if _is(node, P.getitem):
@@ -61,7 +61,7 @@ def getitem_of_tuple(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.make_tuple])
 def make_tuple_of_getitems(node, ctx):
     """make_tuple(tuple_getitem(t, 0), ..., tuple_getitem(t, n-1)) -> t, for t of length n"""
     if _is(node, P.make_tuple) and len(node.inputs) > 1:
@@ -78,7 +78,7 @@ def make_tuple_of_getitems(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.make_tuple])
 def make_tuple_as_update(node, ctx):
     """make_tuple(t[0], .., v, .., t[n-1]) -> tuple_setitem(t, k, v), for t of length n
     (a record update: one operation instead of n - 1 reads and a build)"""
@@ -106,7 +106,7 @@ def make_tuple_as_update(node, ctx):
     return new
 
 
-@rule
+@rule(on=[P.tuple_getitem])
 def getitem_of_constant_tuple(node, ctx):
     """tuple_getitem((c0, ..., cn), i) -> ci"""
     if _is(node, P.tuple_getitem):
@@ -116,24 +116,47 @@ def getitem_of_constant_tuple(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.tuple_setitem])
 def setitem_of_make_tuple(node, ctx):
-    """tuple_setitem(make_tuple(x0, ..., xn), i, v) -> make_tuple(x0, .., v, .., xn)"""
+    """tuple_setitem(make_tuple(x0, ..., xn), i, v) -> make_tuple(x0, .., v, .., xn);
+    the same for a constant tuple of numbers (a zero sensitivity)"""
     if _is(node, P.tuple_setitem):
         _, t, i, v = node.inputs
         if _is(t, P.make_tuple) and _const(i):
             elems = list(t.inputs[1:])
-            elems[i.value] = v
-            new = node.graph.apply(P.make_tuple, *elems, loc=node.loc)
-            new.abstract = node.abstract
-            return new
+        elif _const(i) and _number_tuple(t) and hasattr(node.abstract, "elements"):
+            types = t.abstract if hasattr(t.abstract, "elements") else node.abstract
+            elems = []
+            for x, a in zip(t.value, types.elements):
+                c = Constant(x, node.loc)
+                c.abstract = a
+                elems.append(c)
+        else:
+            return None
+        elems[i.value] = v
+        new = node.graph.apply(P.make_tuple, *elems, loc=node.loc)
+        new.abstract = node.abstract
+        return new
     return None
+
+
+def _number_tuple(node):
+    """A constant tuple of numbers (bools and nested tuples of them included)."""
+    return _const(node) and type(node.value) is tuple and _numbers(node.value)
+
+
+def _numbers(t):
+    return all(_numbers(x) if type(x) is tuple else isinstance(x, (int, float)) for x in t)
+
+
+def _zeros(t):
+    return all(_zeros(x) if type(x) is tuple else not x for x in t)
 
 
 # ---- environments ----------------------------------------------------------------
 
 
-@rule
+@rule(on=[P.env_getitem])
 def env_getitem_of_setitem(node, ctx):
     """env_getitem(env_setitem(e, k, v), k, d) -> v;  ... k2 ... -> env_getitem(e, k2, d)"""
     if _is(node, P.env_getitem):
@@ -149,7 +172,7 @@ def env_getitem_of_setitem(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.env_setitem])
 def env_setitem_of_zero(node, ctx):
     """env_setitem(e, k, 0) -> e  (a missing entry reads as zero anyway)"""
     if _is(node, P.env_setitem):
@@ -160,7 +183,7 @@ def env_setitem_of_zero(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.env_getitem])
 def env_getitem_of_integer(node, ctx):
     """env_getitem(e, k, d) -> d, for an integer or bool entry (their sensitivities
     are always zero)"""
@@ -169,7 +192,7 @@ def env_getitem_of_integer(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.env_add, P.gadd])
 def env_add_of_new(node, ctx):
     """env_add(env_new(), e) -> e;  env_add(e, env_new()) -> e"""
     if _is(node, P.env_add) or _is(node, P.gadd):
@@ -181,10 +204,35 @@ def env_add_of_new(node, ctx):
     return None
 
 
+@rule(on=[P.env_add, P.gadd])
+def add_of_env_setitem(node, ctx):
+    """env_add(e1, env_setitem(e2, k, v)) -> env_setitem(env_add(e1, e2), k, v), when
+    neither e1 nor e2 holds k (by their types); the same with the setitem first"""
+    a = node.abstract
+    if getattr(a, "entries", None) is None:
+        return None
+    _, x, y = node.inputs
+    for this, other in ((y, x), (x, y)):
+        if _is(this, P.env_setitem):
+            _, e, k, v = this.inputs
+            key = getattr(k, "value", None)
+            ea, oa = getattr(e.abstract, "entries", None), getattr(other.abstract, "entries", None)
+            if ea is None or oa is None or key in ea or key in oa or key not in a.entries:
+                continue
+            from ..infer.abstract import AEnv
+
+            inner = node.graph.apply(node.inputs[0], other, e, loc=node.loc)
+            inner.abstract = AEnv({kk: vv for kk, vv in a.entries.items() if kk != key})
+            new = node.graph.apply(P.env_setitem, inner, k, v, loc=node.loc)
+            new.abstract = a
+            return new
+    return None
+
+
 # ---- control flow ----------------------------------------------------------------
 
 
-@rule
+@rule(on=[P.switch])
 def switch_on_constant(node, ctx):
     """switch(True, a, b) -> a;  switch(False, a, b) -> b"""
     if _is(node, P.switch):
@@ -194,7 +242,7 @@ def switch_on_constant(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.switch])
 def switch_same(node, ctx):
     """switch(c, a, a) -> a"""
     if _is(node, P.switch):
@@ -204,7 +252,7 @@ def switch_same(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.add, P.gadd])
 def add_of_complementary_switches(node, ctx):
     """switch(c, a, 0) + switch(c, 0, b) -> switch(c, a, b)"""
     if _is(node, P.add) or _is(node, P.gadd):
@@ -219,7 +267,7 @@ def add_of_complementary_switches(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.truth])
 def truth_of_bool(node, ctx):
     """truth(x) -> x, for x a bool"""
     if _is(node, P.truth):
@@ -272,7 +320,7 @@ def _is_library_graph(g):
 # ---- closure records (see myia.infer.specialize, "J of a closure made elsewhere") ----
 
 
-@rule
+@rule(on=[P.closure_bound])
 def closure_bound_of_make_closure(node, ctx):
     """closure_bound(make_closure(g, b0, ..., bn), i) -> bi"""
     if _is(node, P.closure_bound):
@@ -296,7 +344,7 @@ def call_of_make_closure(node, ctx):
 # ---- J ---------------------------------------------------------------------------
 
 
-@rule
+@rule(on=[P.J])
 def J_of_graph_constant(node, ctx):
     """J(g) -> ▶g, for a graph constant g without free variables"""
     if _is(node, P.J):
@@ -326,7 +374,7 @@ def _private(graph, ctx):
     return copies[graph]
 
 
-@rule
+@rule(on=[P.Jinv])
 def Jinv_of_J(node, ctx):
     """Jinv(J(x)) -> x"""
     if _is(node, P.Jinv) and _is(node.inputs[1], P.J):
@@ -379,7 +427,7 @@ def _same_type(a, b):
         and str(a.abstract) == str(b.abstract)
 
 
-@rule
+@rule(on=[P.mul])
 def multiply_by_one(node, ctx):
     """x * 1 -> x;  1 * x -> x  (when x already has the product's type)"""
     if _is(node, P.mul):
@@ -391,7 +439,7 @@ def multiply_by_one(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.add, P.sub, P.gadd])
 def add_zero(node, ctx):
     """x + 0 -> x;  0 + x -> x;  x - 0 -> x"""
     if _is(node, P.add) or _is(node, P.sub) or _is(node, P.gadd):
@@ -403,7 +451,7 @@ def add_zero(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.neg])
 def double_negation(node, ctx):
     """-(-x) -> x"""
     if _is(node, P.neg) and _is(node.inputs[1], P.neg):
@@ -411,7 +459,7 @@ def double_negation(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.mul])
 def multiply_by_zero(node, ctx):
     """x * 0 -> 0, when x is a finite constant or an integer (floats may be inf or nan)"""
     if _is(node, P.mul):
@@ -427,7 +475,7 @@ def _scalar_dtype(node):
     return getattr(ab, "dtype", None) if ab is not None and not hasattr(ab, "shape") else None
 
 
-@rule
+@rule(on=[P.pow])
 def power_one_or_two(node, ctx):
     """x ** 1 -> x;  x ** 2 -> x * x"""
     if _is(node, P.pow):
@@ -441,7 +489,7 @@ def power_one_or_two(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.reshape, P.broadcast_to, P.sum_to])
 def reshape_to_same_shape(node, ctx):
     """reshape(x, s) -> x;  broadcast_to(x, s) -> x, when x already has shape s"""
     if _is(node, P.reshape) or _is(node, P.broadcast_to) or _is(node, P.sum_to):
@@ -494,7 +542,7 @@ def broadcast_outward(node, ctx):
 # ---- typed rules for derivative programs --------------------------------------------
 
 
-@rule
+@rule(on=[P.gadd])
 def gadd_to_add(node, ctx):
     """gadd(x, y) -> x + y, for numbers and arrays of one type"""
     if _is(node, P.gadd):
@@ -507,7 +555,7 @@ def gadd_to_add(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.unbroadcast])
 def unbroadcast_same_shape(node, ctx):
     """unbroadcast(d, x) -> d, when d already has x's type and shape"""
     if _is(node, P.unbroadcast):
@@ -517,7 +565,7 @@ def unbroadcast_same_shape(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.grad_seed])
 def grad_seed_of_float(node, ctx):
     """grad_seed(out) -> 1.0, when out is a float scalar"""
     if _is(node, P.grad_seed):
@@ -527,7 +575,7 @@ def grad_seed_of_float(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.zeros_like])
 def zeros_like_of_scalar(node, ctx):
     """zeros_like(x) -> 0.0 (or 0, False), when x is a scalar"""
     if _is(node, P.zeros_like):
@@ -538,19 +586,63 @@ def zeros_like_of_scalar(node, ctx):
     return None
 
 
-@rule
+@rule(on=[P.zeros_like])
 def zeros_like_of_function(node, ctx):
-    """zeros_like(f) -> env_new(), for f a graph or a primitive (a function's zero)"""
+    """zeros_like(f) -> env_new(), for f a function (a graph, a primitive, or typed so)"""
     if _is(node, P.zeros_like):
         x = node.inputs[1]
-        if isinstance(x, Constant) and isinstance(x.value, (Graph, Primitive)):
+        if isinstance(x, Constant) and isinstance(x.value, (Graph, Primitive)) \
+                or type(x.abstract).__name__ == "AFunction":
             new = node.graph.apply(P.env_new, loc=node.loc)
             new.abstract = node.abstract
             return new
     return None
 
 
-@rule
+@rule(on=[P.zeros_like])
+def zeros_like_of_tuple(node, ctx):
+    """zeros_like(t) -> make_tuple(zeros_like(t[0]), ..., zeros_like(t[n])), for a typed
+    tuple t (each element's zero then folds on its own)"""
+    if _is(node, P.zeros_like):
+        t = node.inputs[1]
+        a, ta = node.abstract, t.abstract
+        if hasattr(a, "elements") and hasattr(ta, "elements") \
+                and len(a.elements) == len(ta.elements):
+            g = node.graph
+            zeros = []
+            for i, (za, ea) in enumerate(zip(a.elements, ta.elements)):
+                item = g.apply(P.tuple_getitem, t, i, loc=node.loc)
+                item.abstract = ea
+                z = g.apply(P.zeros_like, item, loc=node.loc)
+                z.abstract = za
+                zeros.append(z)
+            new = g.apply(P.make_tuple, *zeros, loc=node.loc)
+            new.abstract = a
+            return new
+    return None
+
+
+@rule(on=[P.gadd])
+def gadd_of_make_tuples(node, ctx):
+    """gadd(make_tuple(a0, ..., an), make_tuple(b0, ..., bn)) -> make_tuple(gadd(a0, b0), ...)"""
+    if _is(node, P.gadd):
+        _, x, y = node.inputs
+        a = node.abstract
+        if _is(x, P.make_tuple) and _is(y, P.make_tuple) and hasattr(a, "elements") \
+                and len(x.inputs) == len(y.inputs) == len(a.elements) + 1:
+            g = node.graph
+            sums = []
+            for xi, yi, ai in zip(x.inputs[1:], y.inputs[1:], a.elements):
+                s = g.apply(P.gadd, xi, yi, loc=node.loc)
+                s.abstract = ai
+                sums.append(s)
+            new = g.apply(P.make_tuple, *sums, loc=node.loc)
+            new.abstract = a
+            return new
+    return None
+
+
+@rule(on=[P.env_getitem])
 def env_getitem_of_switch(node, ctx):
     """env_getitem(switch(c, e1, e2), k, d) -> switch(c, env_getitem(e1, k, d), env_getitem(e2, k, d))"""
     if _is(node, P.env_getitem):
@@ -597,22 +689,28 @@ def hoist_residual(node, ctx):
     return new
 
 
-@rule
+@rule(on=[P.gadd])
 def add_zeros_like(node, ctx):
-    """gadd(x, zeros_like(y)) -> x;  gadd(zeros_like(y), x) -> x"""
+    """gadd(x, zeros_like(y)) -> x;  gadd(zeros_like(y), x) -> x;  the same with
+    env_new() (the zero of functions and environments) and a constant tuple of zeros"""
     if _is(node, P.gadd):
         _, a, b = node.inputs
-        if _is(b, P.zeros_like):
+        if _is(b, P.zeros_like) or (_is(b, P.env_new) or _zero_tuple(b)) and _same_type(a, node):
             return a
-        if _is(a, P.zeros_like):
+        if _is(a, P.zeros_like) or (_is(a, P.env_new) or _zero_tuple(a)) and _same_type(b, node):
             return b
     return None
+
+
+def _zero_tuple(node):
+    return _number_tuple(node) and _zeros(node.value)
 
 
 # ---- rule lists -------------------------------------------------------------------
 
 STRUCTURAL = [getitem_of_tuple, getitem_of_make_tuple, make_tuple_of_getitems, getitem_of_constant_tuple, setitem_of_make_tuple,
               env_getitem_of_setitem, env_setitem_of_zero, env_getitem_of_integer, env_add_of_new,
+              add_of_env_setitem,
               add_of_complementary_switches, switch_on_constant, switch_same,
               closure_bound_of_make_closure, call_of_make_closure,
               J_of_graph_constant, Jinv_of_J]
@@ -620,6 +718,7 @@ ALGEBRAIC = [constant_fold, multiply_by_one, add_zero, double_negation, multiply
              truth_of_bool, power_one_or_two, reshape_to_same_shape, implicit_broadcast,
              broadcast_outward]
 DERIVATIVE = [grad_seed_of_float, zeros_like_of_scalar, zeros_like_of_function,
+              zeros_like_of_tuple, gadd_of_make_tuples,
               env_getitem_of_switch, add_zeros_like, gadd_to_add, unbroadcast_same_shape,
               hoist_residual]
 INLINE = [inline_call]

@@ -165,8 +165,11 @@ class Dispatcher:
         key = tuple(of_value(a) for a in args)
         c = self.cache.get(key) if None not in key else None
         if c is None:
-            graph = self.specialize(args)
-            c = compile_program(graph)
+            from ...gc_pause import gc_paused
+
+            with gc_paused():
+                graph = self.specialize(args)
+                c = compile_program(graph)
             if None not in key:
                 self.cache[key] = c
         self.last = c
