@@ -21,6 +21,13 @@ def _const(node):
     return isinstance(node, Constant) and not isinstance(node.value, (Graph, Primitive))
 
 
+def _typed_apply(graph, abstract, fn, *args, loc=None):
+    """fn(*args) made in `graph`, of type `abstract`."""
+    new = graph.apply(fn, *args, loc=loc)
+    new.abstract = abstract
+    return new
+
+
 def _typed_constant(value, like):
     c = Constant(value, like.loc)
     c.abstract = like.abstract
@@ -221,11 +228,9 @@ def add_of_env_setitem(node, ctx):
                 continue
             from ..infer.abstract import AEnv
 
-            inner = node.graph.apply(node.inputs[0], other, e, loc=node.loc)
-            inner.abstract = AEnv({kk: vv for kk, vv in a.entries.items() if kk != key})
-            new = node.graph.apply(P.env_setitem, inner, k, v, loc=node.loc)
-            new.abstract = a
-            return new
+            rest = AEnv({kk: vv for kk, vv in a.entries.items() if kk != key})
+            inner = _typed_apply(node.graph, rest, node.inputs[0], other, e, loc=node.loc)
+            return _typed_apply(node.graph, a, P.env_setitem, inner, k, v, loc=node.loc)
     return None
 
 
@@ -335,9 +340,8 @@ def call_of_make_closure(node, ctx):
     """make_closure(g, b0, ..., bn)(args) -> g(b0, ..., bn, args)"""
     fn = node.inputs[0]
     if _is(fn, P.make_closure):
-        new = node.graph.apply(*fn.inputs[1:], *node.inputs[1:], loc=node.loc)
-        new.abstract = node.abstract
-        return new
+        return _typed_apply(node.graph, node.abstract, *fn.inputs[1:], *node.inputs[1:],
+                            loc=node.loc)
     return None
 
 
@@ -608,17 +612,11 @@ def zeros_like_of_tuple(node, ctx):
         a, ta = node.abstract, t.abstract
         if hasattr(a, "elements") and hasattr(ta, "elements") \
                 and len(a.elements) == len(ta.elements):
-            g = node.graph
-            zeros = []
-            for i, (za, ea) in enumerate(zip(a.elements, ta.elements)):
-                item = g.apply(P.tuple_getitem, t, i, loc=node.loc)
-                item.abstract = ea
-                z = g.apply(P.zeros_like, item, loc=node.loc)
-                z.abstract = za
-                zeros.append(z)
-            new = g.apply(P.make_tuple, *zeros, loc=node.loc)
-            new.abstract = a
-            return new
+            g, loc = node.graph, node.loc
+            zeros = [_typed_apply(g, za, P.zeros_like,
+                                  _typed_apply(g, ea, P.tuple_getitem, t, i, loc=loc), loc=loc)
+                     for i, (za, ea) in enumerate(zip(a.elements, ta.elements))]
+            return _typed_apply(g, a, P.make_tuple, *zeros, loc=loc)
     return None
 
 
@@ -630,15 +628,10 @@ def gadd_of_make_tuples(node, ctx):
         a = node.abstract
         if _is(x, P.make_tuple) and _is(y, P.make_tuple) and hasattr(a, "elements") \
                 and len(x.inputs) == len(y.inputs) == len(a.elements) + 1:
-            g = node.graph
-            sums = []
-            for xi, yi, ai in zip(x.inputs[1:], y.inputs[1:], a.elements):
-                s = g.apply(P.gadd, xi, yi, loc=node.loc)
-                s.abstract = ai
-                sums.append(s)
-            new = g.apply(P.make_tuple, *sums, loc=node.loc)
-            new.abstract = a
-            return new
+            g, loc = node.graph, node.loc
+            sums = [_typed_apply(g, ai, P.gadd, xi, yi, loc=loc)
+                    for xi, yi, ai in zip(x.inputs[1:], y.inputs[1:], a.elements)]
+            return _typed_apply(g, a, P.make_tuple, *sums, loc=loc)
     return None
 
 
