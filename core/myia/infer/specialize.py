@@ -121,31 +121,56 @@ class Specializer:
                         and isinstance(xa, AFunction) and len(xa.options) == 1:
                     (opt,) = xa.options
                     if self.inf.visible(opt.context, ctx):
-                        if self._frame_is_enough(opt, record):
-                            continue  # J reads the frame (see build_J)
-                        blocked.add(opt)
-                        continue
-                    readable = self._readable_from_records(opt, record, ())
+                        # J reads the frame (see build_J), and the records of the
+                        # closures it captured
+                        readable = self._readable_from_frame(opt, record)
+                    else:
+                        readable = self._readable_from_records(opt, record, ())
                     if readable is not None:
                         groups.append(readable)
                         continue
-                blocked |= _function_options(xa)
+                blocked |= self._options_J_may_meet(xa, record)
         out = {}
         for group in groups:
             if not blocked.intersection(group):
                 out.update(group)
         return out
 
-    def _frame_is_enough(self, opt, record):
-        """True if J of closure `opt`, where its frame is visible, needs no run-time J."""
+    def _readable_from_frame(self, opt, record):
+        """For J of closure `opt` where its frame is visible: {} if what it captured
+        is data or has a static J, the closures whose records J reads for the captured
+        closures made elsewhere, or None (a run-time J)."""
         kind, what = record.parts.get(opt, (None, None))
         if kind != "lift":
-            return True
+            return {}
+        found = {}
         for p in what.graph.parameters:
             pa = self.inf.read_free(opt.context, p.primal)
-            if isinstance(pa, (AFunction, ATuple)) and self.static_J(pa, record, None) is None:
-                return False
-        return True
+            if not isinstance(pa, (AFunction, ATuple)) or self.static_J(pa, record, None):
+                continue
+            inner = None
+            if isinstance(pa, AFunction) and len(pa.options) == 1:
+                inner = self._readable_from_records(next(iter(pa.options)), record, (opt,))
+            if inner is None:
+                return None
+            found.update(inner)
+        return found
+
+    def _options_J_may_meet(self, a, record):
+        """The graph options of a value of abstract `a` that a run-time J transforms:
+        its functions and, through what they captured, theirs."""
+        found = set()
+        todo = list(_function_options(a))
+        while todo:
+            o = todo.pop()
+            if o in found:
+                continue
+            found.add(o)
+            kind, what = record.parts.get(o, (None, None)) if record is not None else (None, None)
+            if kind == "lift":
+                for p in what.graph.parameters:
+                    todo.extend(_function_options(self.inf.read_free(o.context, p.primal)))
+        return found
 
     def _readable_from_records(self, opt, record, seen):
         kind, what = record.parts.get(opt, (None, None))
@@ -331,8 +356,14 @@ class Specializer:
                 for p in outer.parameters:
                     pa = self.inf.read_free(opt.context, p.primal)
                     # what the closure captured: read from its frame where that is
-                    # visible, else known statically (`grad(grad(f))`: f and argnums)
+                    # visible, else known statically (`grad(grad(f))`: f and argnums);
+                    # J of a captured closure made elsewhere reads its record
                     c = self.static_J(pa, record, node.loc)
+                    if c is None and visible and isinstance(pa, AFunction) \
+                            and len(pa.options) == 1 and next(iter(pa.options)) in self.J_records:
+                        (o,) = pa.options
+                        c = self.J_from_record(ctx, node, self.input(ctx, p.primal), o, record,
+                                               record.parts[o][1].result)
                     if c is None and (not visible or isinstance(pa, (AFunction, ATuple))):
                         captured = None
                         break
