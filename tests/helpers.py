@@ -276,13 +276,12 @@ def scalarized(fn, n, pair=False):
 #: (it never falls back to the VM).  Each is a gap upstream of the backend, in what
 #: specialization hands it; the VM runs these programs:
 LLVM_GAPS = {
-    # `grad` inside subset code of a function value that may be one of several
-    # closures capturing values (`grad(make_a(x) if c else make_b(x))`):
-    # specialization leaves a J node for the VM to transform at run time
-    # (myia.infer.specialize, "Fallbacks").  What compiles: grad of a closure written
-    # at the call (myia.infer.infer, expansion_for_closure), of one closure made
-    # elsewhere (its values are records J reads), and of a function chosen at run
-    # time among functions that capture nothing (`grad(fs[i])`).
+    # `grad` inside subset code of a closure that captured a tuple holding closures
+    # (`grad(make_pair_user((make_a(x), make_b(x))))`): J reads the values closures
+    # captured from their records (myia.infer.specialize), but not through a tuple;
+    # specialization leaves a J node for the VM to transform at run time.  What
+    # compiles: grad of a closure wherever it was made, of a value that may be one of
+    # several functions or closures, and of closures that captured such values.
     "run-time J": "of a function value computed at run time",
 }
 

@@ -24,13 +24,17 @@ every value of that closure is a record that names them, in the order of the lif
 parameters (`lift_closure`): `make_closure(wrapper, v1, ..., vm)`, where wrapper (nested
 where the closure is made) ignores v1..vm and calls the closure's copy.  J reads them
 back: `outer(closure_bound(x, 0), ..., closure_bound(x, m - 1))`.  J of captured data
-is the data; a captured closure is a record too, whose J is read the same way.
+is the data; a captured closure is a record too, whose J is read the same way.  J of a
+value that may be one of several functions is `J(x, t1, ..., tk)`: for each function,
+its J, or for a closure the graph that reads J from its record (`record_reader`); a
+backend picks the one of the function the value is.
 
 Fallbacks, explicit: a closure that is used as a value but never called during
 inference (e.g. the backpropagator that `myia.vjp` returns to Python) has no typed
 copy; it is copied without types (`flags["untyped"] = True`), closing over the
-specialized graphs.  J of a closure that may be one of several made elsewhere, or that
-captured such a function value, stays a `J` node that the VM computes at run time.
+specialized graphs.  J of a closure that captured a tuple holding closures (J reads no
+record through a tuple) stays a `J` node that the VM computes at run time; so do the
+closures such a J may meet, which keep plain values.
 
 Environment keys (EnvKey) are kept as they are: the same key must be used where a
 sensitivity is stored and where it is read, across contexts.
@@ -54,6 +58,7 @@ from .abstract import (
     MacroFunction,
     PrimitiveFunction,
     constant_value,
+    join,
 )
 from .infer import Context, JRecord, _targets, direct_call, infer_graph
 from .rules import EFFECTS
@@ -93,6 +98,7 @@ class Specializer:
         self.effectful = self._effectful_contexts()
         self.J_records = self._closures_J_reads_from_records()
         self.records = {}  # option -> its make_closure node
+        self.readers = {}  # option -> the graph that reads J from its records
         pending_records = self.pending_records = []
         for ctx in sorted(self.live, key=_depth):
             self.fill(ctx)
@@ -117,6 +123,12 @@ class Specializer:
                 if not (isinstance(fn, PrimitiveFunction) and fn.prim is P.J):
                     continue
                 xa = self.inf.value_of(ctx, node.inputs[1])
+                if len(records) == 1 and isinstance(record, JRecord) \
+                        and isinstance(xa, AFunction) and len(xa.options) > 1:
+                    readable = self._readable_among_several(xa, record)
+                    if readable is not None:
+                        groups.append(readable)
+                        continue
                 if len(records) == 1 and isinstance(record, JRecord) \
                         and isinstance(xa, AFunction) and len(xa.options) == 1:
                     (opt,) = xa.options
@@ -156,6 +168,22 @@ class Specializer:
             found.update(inner)
         return found
 
+    def _readable_among_several(self, xa, record, seen=()):
+        """For J of a value that may be one of several functions: the closures whose
+        records J reads (each option has a static J or is a closure whose record J can
+        read, wherever it was made), or None."""
+        found = {}
+        for o in xa.options:
+            if self.static_J(AFunction([o]), record, None) is not None:
+                continue
+            inner = None
+            if isinstance(o, GraphFunction):
+                inner = self._readable_from_records(o, record, seen)
+            if inner is None:
+                return None
+            found.update(inner)
+        return found
+
     def _options_J_may_meet(self, a, record):
         """The graph options of a value of abstract `a` that a run-time J transforms:
         its functions and, through what they captured, theirs."""
@@ -185,6 +213,8 @@ class Specializer:
             if isinstance(pa, AFunction) and len(pa.options) == 1:
                 inner = self._readable_from_records(next(iter(pa.options)), record,
                                                     seen + (opt,))
+            elif isinstance(pa, AFunction):
+                inner = self._readable_among_several(pa, record, seen + (opt,))
             if inner is None:
                 return None
             found.update(inner)
@@ -372,35 +402,80 @@ class Specializer:
                     return self.new_apply(
                         ctx, [self.graph_constant(what, node.loc)] + captured, node, a)
         if isinstance(xa, AFunction):
-            targets = [self.static_J(AFunction([o]), record, node.loc)
-                       for o in xa.sorted_options()]
+            targets = []
+            for o in xa.sorted_options():
+                t = self.static_J(AFunction([o]), record, node.loc)
+                if t is None and o in self.J_records:
+                    t = self.record_reader(o, record, node)
+                targets.append(t)
             if all(t is not None for t in targets):
-                # a function chosen at run time among functions that capture nothing:
-                # their J are the node's other inputs, so that the program holds them
-                # typed; a backend picks the one of the function the value is (the VM
-                # transforms the value itself)
+                # a function chosen at run time among functions that capture nothing or
+                # closures made elsewhere: their J, or the readers of their records,
+                # are the node's other inputs, so that the program holds them typed; a
+                # backend picks the one of the function the value is
                 return self.new_apply(ctx, [Constant(P.J, node.loc), x] + targets, node, a)
-        # J of a value that may be one of several closures made elsewhere (or that
-        # reaches a J like that): the VM computes it at run time
+        # J of a closure whose captured values J cannot read (a tuple holding
+        # closures): the VM computes it at run time
         return self.new_apply(ctx, [Constant(P.J, node.loc), x], node, a)
 
-    def J_from_record(self, ctx, node, x, opt, record, a):
+    def J_from_record(self, ctx, node, x, opt, record, a, graph=None):
         """J of the closure value `x` (option `opt`, a record: see the module doc): the
         lifted J called with what the closure captured, read from the record (data is
-        its own J; a captured closure is a record too, and gets J the same way)."""
+        its own J; a captured closure is a record too, and gets J the same way).  The
+        nodes go in the graph of `ctx`, or in `graph`."""
+        loc = node.loc
+
+        def make(inputs, abstract):
+            if graph is None:
+                return self.new_apply(ctx, inputs, node, abstract)
+            new = Apply(graph, inputs, loc, None)
+            new.abstract = abstract
+            return new
+
         what = record.parts[opt][1]
         captured = []
         for i, p in enumerate(what.graph.parameters):
             pa = self.inf.read_free(opt.context, p.primal)
-            c = self.static_J(pa, record, node.loc)
+            c = self.static_J(pa, record, loc)
             if c is None:
-                c = self.new_apply(ctx, [Constant(P.closure_bound, node.loc), x,
-                                         Constant(i, node.loc)], node, pa)
-                if isinstance(pa, AFunction):
+                c = make([Constant(P.closure_bound, loc), x, Constant(i, loc)], pa)
+                if isinstance(pa, AFunction) and len(pa.options) == 1:
                     (o,) = pa.options
-                    c = self.J_from_record(ctx, node, c, o, record, record.parts[o][1].result)
+                    c = self.J_from_record(ctx, node, c, o, record,
+                                           record.parts[o][1].result, graph)
+                elif isinstance(pa, AFunction):  # one of several: pick at run time
+                    targets = [self.static_J(AFunction([o]), record, loc)
+                               or self.record_reader(o, record, node)
+                               for o in pa.sorted_options()]
+                    c = make([Constant(P.J, loc), c] + targets, self._J_of(pa, record))
             captured.append(c)
-        return self.new_apply(ctx, [self.graph_constant(what, node.loc)] + captured, node, a)
+        return make([self.graph_constant(what, loc)] + captured, a)
+
+    def _J_of(self, a, record):
+        """The abstract of J of a function value of abstract `a` (`record` holds the J
+        of each of its functions)."""
+        out = BOTTOM
+        for o in a.sorted_options():
+            kind, what = record.parts[o]
+            out = join(out, what.result if kind == "lift"
+                       else AFunction([GraphFunction(what, None)]))
+        return out
+
+    def record_reader(self, opt, record, node):
+        """A graph `reader(f)` = J of the closure value f (option `opt`, a record): J of
+        a value that may be one of several functions calls the reader of the one it is
+        (flags["J_of_record"] names it; the closure's wrapper has flags["record_of"])."""
+        reader = self.readers.get(opt)
+        if reader is None:
+            reader = self.readers[opt] = Graph(f"J:{opt.graph.name}", node.loc)
+            reader.flags["J_of_record"] = opt
+            f = reader.add_parameter("f")
+            f.abstract = AFunction([opt])
+            reader.output = self.J_from_record(None, node, f, opt, record,
+                                               record.parts[opt][1].result, reader)
+        c = Constant(reader, node.loc)
+        c.abstract = AFunction([GraphFunction(reader, None)])
+        return c
 
     def static_J(self, a, record, loc):
         """A constant for J of a value of abstract `a` known at compile time (a number,
@@ -434,6 +509,7 @@ class Specializer:
             return rec
         const = self.graph_value_opt(opt, loc)
         wrapper = Graph(const.value.name, const.value.loc)
+        wrapper.flags["record_of"] = opt
         wc = Constant(wrapper, loc)
         wc.abstract = AFunction([GraphFunction(wrapper, None)])
         rec = Apply(self.graphs[opt.context], [Constant(P.make_closure, loc), wc], loc, None)
@@ -459,7 +535,10 @@ class Specializer:
             params.append(q)
         wrapper.output = wrapper.apply(const, *params, loc=rec.loc)
         target = self.value_context(opt)
-        wrapper.output.abstract = target.result if target is not None else None
+        if target is not None:
+            wrapper.output.abstract = target.result
+        else:
+            wrapper.flags["untyped"] = True  # it calls an untyped copy (never called)
 
     def graph_value_opt(self, opt, loc):
         target = self.value_context(opt)

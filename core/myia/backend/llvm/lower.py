@@ -193,9 +193,10 @@ class Lowering:
                 if (node.is_apply(P.J) and len(node.inputs) == 2) or node.is_apply(P.Jinv):
                     raise backend_error(
                         f"{node.inputs[0].value.name} of a function value computed at run "
-                        f"time (grad, inside the program, of a value that may be one of "
-                        f"several closures capturing values; the VM can run it)", node,
-                        hint="take grad of each closure in its own branch")
+                        f"time (grad, inside the program, of a function that "
+                        f"specialization could not resolve, such as a closure that "
+                        f"captured a tuple holding closures; the VM can run it)", node,
+                        hint="capture the closures one by one rather than in a tuple")
 
     # ---- types --------------------------------------------------------------------
 
@@ -270,6 +271,11 @@ class Lowering:
             a = self.callee_graphs(callee.inputs[2])
             b = self.callee_graphs(callee.inputs[3])
             return None if a is None or b is None else a + b
+        if callee.abstract is None and callee not in self._types \
+                and getattr(callee.graph, "flags", {}).get("untyped"):
+            # in a copy of a closure inference never saw called (its record's wrapper
+            # names it): no call of it is lowered
+            return None
         t = self.ltype(callee)
         if isinstance(t, Func):
             return [o.graph for o in t.options if o.graph is not None]

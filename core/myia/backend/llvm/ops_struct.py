@@ -294,8 +294,17 @@ def lower_J(fl, node, args, types, out):
     from ...infer.abstract import GraphFunction, PrimitiveFunction
 
     src = types[0]
+    # closures made elsewhere: their values are records, each read by its reader graph
+    # (myia.infer.specialize, record_reader)
+    readers = {}
+    for t in types[1:]:
+        if isinstance(t, Func) and t.single and t.options[0].graph is not None:
+            k = t.options[0].graph.flags.get("J_of_record")
+            if k is not None:
+                readers[k] = t.options[0].graph
     if not (isinstance(src, Func) and isinstance(out, Func)) \
-            or any(o.n_captured for o in src.options + out.options):
+            or any(o.n_captured and o.key not in readers for o in src.options) \
+            or (not readers and any(o.n_captured for o in out.options)):
         raise backend_error("J of a function value computed at run time that captures "
                             "values (the VM can run it)", node)
     out_keys = [o.key for o in out.options]
@@ -313,6 +322,8 @@ def lower_J(fl, node, args, types, out):
                                 f"program", node)
         return out_keys.index(jkey)
 
+    if readers:
+        return _J_by_option(fl, args[0], src, out, readers, position_of_J, node)
     targets = [position_of_J(o) for o in src.options]
     if out.single:
         return ir.Constant(to_ir(out), [])
@@ -321,6 +332,30 @@ def lower_J(fl, node, args, types, out):
     v = ir.Constant(to_ir(out), ir.Undefined)
     v = b.insert_value(v, tag, 0)
     return b.insert_value(v, ir.Constant(to_ir(out).elements[1], None), 1)
+
+
+def _J_by_option(fl, fv, src, out, readers, position_of_J, node):
+    """J of function value `fv` that may be a closure's record: a branch on its tag;
+    a record calls its reader, another function gives its J's tag."""
+    b = fl.b
+    if src.single:
+        (o,) = src.options
+        return fl.call_graph(readers[o.key], [], [fv], [src], out, node, False)
+    tag, env = b.extract_value(fv, 0), b.extract_value(fv, 1)
+    blocks = [b.append_basic_block(f"J{k}") for k in range(len(src.options))]
+    sw = b.switch(tag, blocks[-1])
+    for k, bb in enumerate(blocks[:-1]):
+        sw.add_case(i64(k), bb)
+    results = []
+    for o, bb in zip(src.options, blocks):
+        b.position_at_end(bb)
+        if o.key in readers:
+            r = fl.call_graph(readers[o.key], [], [env], [Func([o])], out, node, False)
+        else:
+            r = b.insert_value(ir.Constant(to_ir(out), ir.Undefined), i64(position_of_J(o)), 0)
+            r = b.insert_value(r, ir.Constant(to_ir(out).elements[1], None), 1)
+        results.append((r, b.block))
+    return fl.join(results, out, "J")
 
 
 # ---- environments -----------------------------------------------------------------------

@@ -314,7 +314,14 @@ def _signature(fn, f):
 
 def _J_prim(vm, x, *typed):
     # (`typed`: the specialized J of each function x may be, which compiled backends
-    # choose from; the VM transforms x itself)
+    # choose from; the VM transforms x itself, except a closure's record, which only
+    # its reader can: see myia.infer.specialize)
+    if x.__class__ is Partial and x.fn.__class__ is Closure:
+        opt = x.fn.graph.flags.get("record_of")
+        for t in typed:
+            if t.__class__ is Closure and opt is not None \
+                    and t.graph.flags.get("J_of_record") == opt:
+                return vm.call(t, [x])
     return vm.J(x)
 
 
