@@ -961,12 +961,7 @@ class FnLowering(Emitter):
             bound = load_captured(b, self.L, opt, fv) if opt.n_captured else []
             return self.call_graph(opt.graph, bound, args, types, out, node, tail)
         # several functions: a branch on the tag, then a direct call of each
-        tag = b.extract_value(fv, 0)
-        env = b.extract_value(fv, 1)
-        blocks = [b.append_basic_block(f"option{k}") for k in range(len(ftype.options))]
-        sw = b.switch(tag, blocks[-1])
-        for k, bb in enumerate(blocks[:-1]):
-            sw.add_case(i64(k), bb)
+        env, blocks = self.branch_on_tag(fv, len(ftype.options), "option")
         results = []
         for opt, bb in zip(ftype.options, blocks):
             b.position_at_end(bb)
@@ -978,6 +973,17 @@ class FnLowering(Emitter):
             if not tail:
                 results.append((r, b.block))
         return None if tail else self.join(results, out, "called")
+
+    def branch_on_tag(self, fv, n, name):
+        """Branch on the tag of function value `fv` of n options: (its record, the
+        block of each option)."""
+        b = self.b
+        tag, env = b.extract_value(fv, 0), b.extract_value(fv, 1)
+        blocks = [b.append_basic_block(f"{name}{k}") for k in range(n)]
+        sw = b.switch(tag, blocks[-1])
+        for k, bb in enumerate(blocks[:-1]):
+            sw.add_case(i64(k), bb)
+        return env, blocks
 
     def join(self, results, out, name):
         """Branch from each (value, block) of `results` to a new block; its phi."""

@@ -341,11 +341,7 @@ def _J_by_option(fl, fv, src, out, readers, position_of_J, node):
     if src.single:
         (o,) = src.options
         return fl.call_graph(readers[o.key], [], [fv], [src], out, node, False)
-    tag, env = b.extract_value(fv, 0), b.extract_value(fv, 1)
-    blocks = [b.append_basic_block(f"J{k}") for k in range(len(src.options))]
-    sw = b.switch(tag, blocks[-1])
-    for k, bb in enumerate(blocks[:-1]):
-        sw.add_case(i64(k), bb)
+    env, blocks = fl.branch_on_tag(fv, len(src.options), "J")
     results = []
     for o, bb in zip(src.options, blocks):
         b.position_at_end(bb)
