@@ -197,6 +197,15 @@ def grad_of_closure_capturing_a_chosen_closure(x, c):
     return grad(make_around(make_cubic(x, 1.0) if c else make_square_plus(x), 2.0))(0.5)
 
 
+def grad_of_local_closure_capturing_a_chosen_closure(x, c):
+    f = make_cubic(x, 1.0) if c else make_square_plus(x)
+
+    def outer(y):  # written here: J reads its frame, and the record of f
+        return f(y) * y
+
+    return grad(outer)(1.0)
+
+
 @pytest.mark.usefixtures("backend")
 @pytest.mark.parametrize("fn, first, second", [
     # J of a value that may be one of several closures: a branch on which one it is,
@@ -209,6 +218,8 @@ def grad_of_closure_capturing_a_chosen_closure(x, c):
      lambda x, c: 4.0 if c else 12.0),
     (grad_of_closure_capturing_a_chosen_closure, lambda x, c: 6 * x + 2 if c else 4.0,
      lambda x, c: 6.0 if c else 0.0),
+    (grad_of_local_closure_capturing_a_chosen_closure, lambda x, c: 4 * x + 2 if c else 3 + x,
+     lambda x, c: 4.0 if c else 1.0),
 ], ids=lambda v: getattr(v, "__name__", ""))
 @pytest.mark.parametrize("c", [True, False])
 def test_grad_of_one_of_several_closures(fn, first, second, c):

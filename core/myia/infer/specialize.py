@@ -109,11 +109,11 @@ class Specializer:
         return self.graphs[self.result.root]
 
     def _closures_J_reads_from_records(self):
-        """{closure option: its lifted J} for the closures J meets as values made in a
-        frame it cannot see, and the closures they capture, when J can read what
-        each captured from its record (see `J_from_record`).  A closure that some other
-        J may meet (among several functions, in a tuple), or that the program returns,
-        keeps plain values: there J stays a run-time J, which reads no record."""
+        """{closure option: its lifted J} for the closures whose values become records
+        (see the module doc): those J meets made in a frame it cannot see or among
+        several functions, and the closures they capture, when J can read what each
+        captured from its record (see `J_from_record`).  A closure that a run-time J
+        may meet, or that the program returns, keeps plain values."""
         groups = []
         blocked = _function_options(self.inf.value_of(self.result.root,
                                                       self.result.root.graph.output))
@@ -124,20 +124,14 @@ class Specializer:
                     continue
                 xa = self.inf.value_of(ctx, node.inputs[1])
                 if len(records) == 1 and isinstance(record, JRecord) \
-                        and isinstance(xa, AFunction) and len(xa.options) > 1:
-                    readable = self._readable_among_several(xa, record)
-                    if readable is not None:
-                        groups.append(readable)
-                        continue
-                if len(records) == 1 and isinstance(record, JRecord) \
-                        and isinstance(xa, AFunction) and len(xa.options) == 1:
-                    (opt,) = xa.options
-                    if self.inf.visible(opt.context, ctx):
+                        and isinstance(xa, AFunction):
+                    opt = next(iter(xa.options))
+                    if len(xa.options) == 1 and self.inf.visible(opt.context, ctx):
                         # J reads the frame (see build_J), and the records of the
                         # closures it captured
                         readable = self._readable_from_frame(opt, record)
                     else:
-                        readable = self._readable_from_records(opt, record, ())
+                        readable = self._readable_function(xa, record)
                     if readable is not None:
                         groups.append(readable)
                         continue
@@ -149,29 +143,18 @@ class Specializer:
         return out
 
     def _readable_from_frame(self, opt, record):
-        """For J of closure `opt` where its frame is visible: {} if what it captured
-        is data or has a static J, the closures whose records J reads for the captured
-        closures made elsewhere, or None (a run-time J)."""
+        """For J of closure `opt` where its frame is visible: the closures whose
+        records J reads for what it captured ({} for data or a static J), or None (a
+        run-time J)."""
         kind, what = record.parts.get(opt, (None, None))
         if kind != "lift":
             return {}
-        found = {}
-        for p in what.graph.parameters:
-            pa = self.inf.read_free(opt.context, p.primal)
-            if not isinstance(pa, (AFunction, ATuple)) or self.static_J(pa, record, None):
-                continue
-            inner = None
-            if isinstance(pa, AFunction) and len(pa.options) == 1:
-                inner = self._readable_from_records(next(iter(pa.options)), record, (opt,))
-            if inner is None:
-                return None
-            found.update(inner)
-        return found
+        return self._readable_captures(opt, what.graph, record, (opt,))
 
-    def _readable_among_several(self, xa, record, seen=()):
-        """For J of a value that may be one of several functions: the closures whose
-        records J reads (each option has a static J or is a closure whose record J can
-        read, wherever it was made), or None."""
+    def _readable_function(self, xa, record, seen=()):
+        """For J of a function value of abstract `xa` (one or several functions): the
+        closures whose records J reads (each function has a static J or is a closure
+        whose record J can read, wherever it was made), or None."""
         found = {}
         for o in xa.options:
             if self.static_J(AFunction([o]), record, None) is not None:
@@ -201,20 +184,26 @@ class Specializer:
         return found
 
     def _readable_from_records(self, opt, record, seen):
+        """The closures whose records J of closure `opt` reads (itself, and what it
+        captured), or None."""
         kind, what = record.parts.get(opt, (None, None))
         if kind != "lift" or opt in seen:
             return None
-        found = {opt: what.graph}
-        for p in what.graph.parameters:
+        found = self._readable_captures(opt, what.graph, record, seen + (opt,))
+        if found is not None:
+            found[opt] = what.graph
+        return found
+
+    def _readable_captures(self, opt, outer, record, seen):
+        """The closures whose records J reads for the values closure `opt` captured
+        (the parameters of its lifted J `outer`), or None if one cannot be read."""
+        found = {}
+        for p in outer.parameters:
             pa = self.inf.read_free(opt.context, p.primal)
             if _is_data(pa) or self.static_J(pa, record, None) is not None:
                 continue
-            inner = None
-            if isinstance(pa, AFunction) and len(pa.options) == 1:
-                inner = self._readable_from_records(next(iter(pa.options)), record,
-                                                    seen + (opt,))
-            elif isinstance(pa, AFunction):
-                inner = self._readable_among_several(pa, record, seen + (opt,))
+            inner = self._readable_function(pa, record, seen) \
+                if isinstance(pa, AFunction) else None
             if inner is None:
                 return None
             found.update(inner)
@@ -390,10 +379,9 @@ class Specializer:
                     # J of a captured closure made elsewhere reads its record
                     c = self.static_J(pa, record, node.loc)
                     if c is None and visible and isinstance(pa, AFunction) \
-                            and len(pa.options) == 1 and next(iter(pa.options)) in self.J_records:
-                        (o,) = pa.options
-                        c = self.J_from_record(ctx, node, self.input(ctx, p.primal), o, record,
-                                               record.parts[o][1].result)
+                            and pa.options <= self.J_records.keys() | _static(pa, record):
+                        c = self.J_of_records(ctx, node, self.input(ctx, p.primal), pa,
+                                              record)
                     if c is None and (not visible or isinstance(pa, (AFunction, ATuple))):
                         captured = None
                         break
@@ -439,17 +427,28 @@ class Specializer:
             c = self.static_J(pa, record, loc)
             if c is None:
                 c = make([Constant(P.closure_bound, loc), x, Constant(i, loc)], pa)
-                if isinstance(pa, AFunction) and len(pa.options) == 1:
-                    (o,) = pa.options
-                    c = self.J_from_record(ctx, node, c, o, record,
-                                           record.parts[o][1].result, graph)
-                elif isinstance(pa, AFunction):  # one of several: pick at run time
-                    targets = [self.static_J(AFunction([o]), record, loc)
-                               or self.record_reader(o, record, node)
-                               for o in pa.sorted_options()]
-                    c = make([Constant(P.J, loc), c] + targets, self._J_of(pa, record))
+                if isinstance(pa, AFunction):
+                    c = self.J_of_records(ctx, node, c, pa, record, graph)
             captured.append(c)
         return make([self.graph_constant(what, loc)] + captured, a)
+
+    def J_of_records(self, ctx, node, x, a, record, graph=None):
+        """J of the function value `x` of abstract `a`, whose closures are records:
+        read from the record of the one closure, or, among several functions, picked
+        at run time (J with the J or the record reader of each)."""
+        if len(a.options) == 1:
+            (o,) = a.options
+            return self.J_from_record(ctx, node, x, o, record, record.parts[o][1].result,
+                                      graph)
+        loc = node.loc
+        targets = [self.static_J(AFunction([o]), record, loc)
+                   or self.record_reader(o, record, node) for o in a.sorted_options()]
+        inputs = [Constant(P.J, loc), x] + targets
+        if graph is None:
+            return self.new_apply(ctx, inputs, node, self._J_of(a, record))
+        new = Apply(graph, inputs, loc, None)
+        new.abstract = self._J_of(a, record)
+        return new
 
     def _J_of(self, a, record):
         """The abstract of J of a function value of abstract `a` (`record` holds the J
@@ -601,6 +600,11 @@ class Specializer:
                     if isinstance(inp, Constant) and isinstance(inp.value, EnvKey) \
                             and inp.value.node in created:
                         new.inputs[i] = Constant(EnvKey(created[inp.value.node]), inp.loc)
+
+
+def _static(a, record):
+    """The options of function abstract `a` whose J is a graph known statically."""
+    return {o for o in a.options if record.parts.get(o, ("",))[0] != "lift"}
 
 
 def _function_options(a):
