@@ -379,7 +379,9 @@ class Specializer:
                     # J of a captured closure made elsewhere reads its record
                     c = self.static_J(pa, record, node.loc)
                     if c is None and visible and isinstance(pa, AFunction) \
-                            and pa.options <= self.J_records.keys() | _static(pa, record):
+                            and all(o in self.J_records
+                                    or self.static_J(AFunction([o]), record, None) is not None
+                                    for o in pa.options):
                         c = self.J_of_records(ctx, node, self.input(ctx, p.primal), pa,
                                               record)
                     if c is None and (not visible or isinstance(pa, (AFunction, ATuple))):
@@ -600,11 +602,6 @@ class Specializer:
                     if isinstance(inp, Constant) and isinstance(inp.value, EnvKey) \
                             and inp.value.node in created:
                         new.inputs[i] = Constant(EnvKey(created[inp.value.node]), inp.loc)
-
-
-def _static(a, record):
-    """The options of function abstract `a` whose J is a graph known statically."""
-    return {o for o in a.options if record.parts.get(o, ("",))[0] != "lift"}
 
 
 def _function_options(a):

@@ -6,6 +6,7 @@ untyped graphs; every rule keeps the types of the nodes it makes.
 
 import numpy as np
 
+from ..infer.abstract import AEnv, AFunction
 from ..ir import Apply, Constant, Graph, inline
 from ..prim import Primitive
 from ..prim import ops as P
@@ -226,8 +227,6 @@ def add_of_env_setitem(node, ctx):
             ea, oa = getattr(e.abstract, "entries", None), getattr(other.abstract, "entries", None)
             if ea is None or oa is None or key in ea or key in oa or key not in a.entries:
                 continue
-            from ..infer.abstract import AEnv
-
             rest = AEnv({kk: vv for kk, vv in a.entries.items() if kk != key})
             inner = _typed_apply(node.graph, rest, node.inputs[0], other, e, loc=node.loc)
             return _typed_apply(node.graph, a, P.env_setitem, inner, k, v, loc=node.loc)
@@ -596,7 +595,7 @@ def zeros_like_of_function(node, ctx):
     if _is(node, P.zeros_like):
         x = node.inputs[1]
         if isinstance(x, Constant) and isinstance(x.value, (Graph, Primitive)) \
-                or type(x.abstract).__name__ == "AFunction":
+                or isinstance(x.abstract, AFunction):
             new = node.graph.apply(P.env_new, loc=node.loc)
             new.abstract = node.abstract
             return new
