@@ -18,11 +18,7 @@ ordinary Python; primitives called as `P.name(...)` run their NumPy implementati
 Keep this module free of module-level `import myia` (see conftest.py).
 """
 
-import contextlib
-import re
-
 import numpy as np
-import pytest
 
 EPS = 1e-5
 RTOL = 1e-5
@@ -270,31 +266,3 @@ def scalarized(fn, n, pair=False):
     raise NotImplementedError(f"scalarized for {n} arguments (pair={pair})")
 
 
-# ---- what the LLVM backend refuses ------------------------------------------------------
-
-#: Programs the LLVM backend refuses with a MyiaBackendError that names the construct
-#: (it never falls back to the VM).  Each is a gap upstream of the backend, in what
-#: specialization hands it; the VM runs these programs:
-LLVM_GAPS = {
-    # `grad` inside subset code of a closure that captured a tuple holding closures
-    # (`grad(make_pair_user((make_a(x), make_b(x))))`): J reads the values closures
-    # captured from their records (myia.infer.specialize), but not through a tuple;
-    # specialization leaves a J node for the VM to transform at run time.  What
-    # compiles: grad of a closure wherever it was made, of a value that may be one of
-    # several functions or closures, and of closures that captured such values.
-    "run-time J": "of a function value computed at run time",
-}
-
-
-@contextlib.contextmanager
-def refused_by_llvm(backend, gap):
-    """On "llvm", the block must raise the MyiaBackendError of `gap` (a key of
-    LLVM_GAPS); on other backends it runs as it is.  When the gap is closed, the test
-    fails here: then remove the `with`."""
-    if backend != "llvm":
-        yield
-        return
-    from myia.errors import MyiaBackendError
-
-    with pytest.raises(MyiaBackendError, match=re.escape(LLVM_GAPS[gap])):
-        yield

@@ -16,7 +16,7 @@ from myia import grad
 from myia.pipeline import Pipeline
 from myia.prim import ops as P
 
-from ..helpers import assert_tree_close, numerical_grad, refused_by_llvm
+from ..helpers import assert_tree_close, numerical_grad
 
 # ---- programs ---------------------------------------------------------------------
 
@@ -206,6 +206,23 @@ def grad_of_local_closure_capturing_a_chosen_closure(x, c):
     return grad(outer)(1.0)
 
 
+def cube(y):
+    return y * y * y
+
+
+def grad_of_a_grad_or_a_closure(x, c):
+    # grad(cube)'s record holds only a function known statically: it takes no room
+    return grad(grad(cube) if c else make_square_plus(x))(1.0)
+
+
+def grad_of_a_grad_or_a_primitive(x, c):
+    return grad(grad(cube) if c else math.sin)(x)
+
+
+def grad_of_one_of_two_grads(x, c):
+    return grad(grad(cube) if c else grad(make_cubic(x, 1.0)))(1.0)
+
+
 @pytest.mark.usefixtures("backend")
 @pytest.mark.parametrize("fn, first, second", [
     # J of a value that may be one of several closures: a branch on which one it is,
@@ -220,6 +237,11 @@ def grad_of_local_closure_capturing_a_chosen_closure(x, c):
      lambda x, c: 6.0 if c else 0.0),
     (grad_of_local_closure_capturing_a_chosen_closure, lambda x, c: 4 * x + 2 if c else 3 + x,
      lambda x, c: 4.0 if c else 1.0),
+    (grad_of_a_grad_or_a_closure, lambda x, c: 6.0 if c else 2.0, lambda x, c: 0.0),
+    (grad_of_a_grad_or_a_primitive, lambda x, c: 6 * x if c else math.cos(x),
+     lambda x, c: 6.0 if c else -math.sin(x)),
+    (grad_of_one_of_two_grads, lambda x, c: 6.0 if c else 6 * x,
+     lambda x, c: 0.0 if c else 6.0),
 ], ids=lambda v: getattr(v, "__name__", ""))
 @pytest.mark.parametrize("c", [True, False])
 def test_grad_of_one_of_several_closures(fn, first, second, c):
@@ -236,12 +258,60 @@ def make_pair_user(fs):
 
 
 def grad_of_closure_capturing_a_tuple_of_closures(x):
+    # J of `both` reads the tuple from its record, and J of each closure in it from
+    # the closure's record
     return grad(make_pair_user((make_cubic(x, 1.0), make_square_plus(x))))(2.0)
 
 
-def test_grad_of_closure_capturing_a_tuple_of_closures(backend):
-    # J reads no record through a tuple: the VM transforms the closure at run time;
-    # llvm refuses it (tests/helpers.py, LLVM_GAPS)
-    with refused_by_llvm(backend, "run-time J"):
-        assert myia.compile(grad_of_closure_capturing_a_tuple_of_closures)(0.5) == \
-            pytest.approx(12 * 0.5 + 1 + 4)
+def make_weighted(p):
+    def weighted(y):  # data, a closure and a primitive, in nested tuples
+        return p[0] * p[1][0](y) * p[1][1](y)
+
+    return weighted
+
+
+def grad_of_closure_capturing_nested_tuples(x):
+    return grad(make_weighted((x, (make_composed(x), math.sin))))(0.5)
+
+
+def weighted_reference(x):
+    y = 0.5
+    return x * math.exp(x * y) * (x * math.sin(y) + math.cos(y))
+
+
+def grad_of_local_closure_capturing_a_tuple(x, c):
+    fs = (make_cubic(x, 1.0) if c else make_square_plus(x), make_composed(x))
+
+    def outer(y):  # written here: J reads the tuple from its frame, element by element
+        return fs[0](y) * fs[1](y)
+
+    return grad(outer)(1.0)
+
+
+def local_tuple_reference(x, c):
+    f, df = (x + 1.0, 3 * x + 1.0) if c else (1.0 + x, 2.0)  # f(1), f'(1)
+    return (df + f * x) * math.exp(x)
+
+
+@pytest.mark.usefixtures("backend")
+@pytest.mark.parametrize("fn, args, first", [
+    (grad_of_closure_capturing_a_tuple_of_closures, (0.5,), lambda x: 12 * x + 5),
+    (grad_of_closure_capturing_nested_tuples, (0.7,), weighted_reference),
+    (grad_of_local_closure_capturing_a_tuple, (0.6, True), local_tuple_reference),
+    (grad_of_local_closure_capturing_a_tuple, (0.6, False), local_tuple_reference),
+], ids=lambda v: getattr(v, "__name__", repr(v)))
+def test_grad_of_closure_capturing_a_tuple(fn, args, first):
+    assert myia.compile(fn)(*args) == pytest.approx(first(*args), rel=1e-12)
+    d2 = myia.grad(fn)(*args)
+    assert d2 == pytest.approx(numerical_grad(first, args, 0, 1e-6), rel=1e-6)
+
+
+def test_J_reads_a_captured_tuple_element_by_element():
+    typed = Pipeline().specialize(grad_of_closure_capturing_a_tuple_of_closures, (0.5,))
+    from myia.ir import manage
+
+    mng = manage(typed)
+    J_nodes = [n for g in mng.graphs for n in mng.nodes(g)
+               if n.is_apply() and n.inputs[0].is_constant(P.Primitive)
+               and n.inputs[0].value is P.J]
+    assert J_nodes == []  # no J left for run time

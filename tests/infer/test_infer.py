@@ -1,8 +1,11 @@
 """The inference engine: fixed points of loops and recursion, function values,
 constant propagation, and programs too deep for Python's recursion."""
 
+import math
+
 import numpy as np
 import pytest
+from myia import grad
 from myia.infer import (
     AArray,
     AFunction,
@@ -191,6 +194,32 @@ def test_ever_growing_types_are_an_error():
 
     with pytest.raises(MyiaTypeError, match="does not converge"):
         infer(growing_tuple, 3)
+
+
+def make_around(f, a):
+    def around(y):
+        return f(a * y)
+
+    return around
+
+
+def grad_of_loop_nesting_closures(x, c):
+    f = math.sin
+    i = 0
+    while i < 3:
+        f = make_around(f, 2.0) if c else f  # a closure over the last: ever deeper
+        i = i + 1
+    return grad(f)(x)
+
+
+def test_a_loop_that_nests_closures_is_an_error_not_a_hang():
+    # the J of each closure in the loop state was once walked again for every closure
+    # that captured it: exponential, and it never reached the error
+    from myia.errors import MyiaTypeError
+
+    with deadline(60), pytest.raises(MyiaTypeError, match="does not converge") as e:
+        infer(grad_of_loop_nesting_closures, 0.5, True)
+    assert len(str(e.value).splitlines()[0]) < 500  # the types are cut short
 
 
 # ---------------------------------------------------------------- function values

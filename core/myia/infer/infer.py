@@ -124,6 +124,12 @@ class Context:
 OUTPUT = object()
 
 
+def _shown(args, limit=300):
+    """Argument types for an error message, cut at `limit` characters."""
+    text = ", ".join(map(str, args))
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
 class JRecord:
     """What J of a function value became: for each option, ("graph", J graph) for a
     graph without free variables or a primitive, ("lift", context of lift_closure's
@@ -222,8 +228,7 @@ class Inferrer:
             if len(sigs) >= MAX_CONTEXTS or len(self.contexts) >= MAX_TOTAL_CONTEXTS:
                 raise MyiaTypeError(
                     f"type inference does not converge: `{graph.name}` is called with "
-                    f"ever-changing argument types (the last ones: "
-                    f"{', '.join(str(a) for a in args)})", loc,
+                    f"ever-changing argument types (the last ones: {_shown(args)})", loc,
                     hint="a loop or a recursion that builds ever larger tuples or ever "
                          "deeper closures cannot be compiled")
             ctx = Context(len(self.order), graph, parent, args, creator)
@@ -514,7 +519,7 @@ class Inferrer:
             if depth > MAX_NESTING and (graph, parent, args) not in self.contexts:
                 raise MyiaTypeError(
                     f"type inference does not converge: `{graph.name}` calls itself with "
-                    f"ever-changing argument types (now: {', '.join(map(str, args))})",
+                    f"ever-changing argument types (now: {_shown(args)})",
                     node.loc,
                     hint="a loop or a recursion that builds ever larger tuples or ever "
                          "deeper closures cannot be compiled")
@@ -644,6 +649,17 @@ class Inferrer:
         return result
 
     def J_option(self, ctx, node, opt, record):
+        part = record.parts.get(opt)
+        if part is not None:
+            # met again through what closures captured (a closure carried by a loop
+            # captures the closures of the earlier iterations): once per option, or
+            # the walk grows exponentially
+            kind, what = part
+            if kind == "lift":
+                return what.result
+            if kind == "graph":
+                return AFunction([GraphFunction(what, None)])
+            return AFunction([MacroFunction(what)])
         cls = opt.__class__
         if cls is GraphFunction:
             g = opt.graph

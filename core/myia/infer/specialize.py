@@ -24,7 +24,8 @@ every value of that closure is a record that names them, in the order of the lif
 parameters (`lift_closure`): `make_closure(wrapper, v1, ..., vm)`, where wrapper (nested
 where the closure is made) ignores v1..vm and calls the closure's copy.  J reads them
 back: `outer(closure_bound(x, 0), ..., closure_bound(x, m - 1))`.  J of captured data
-is the data; a captured closure is a record too, whose J is read the same way.  J of a
+is the data; a captured closure is a record too, whose J is read the same way, and J of
+a captured tuple is the tuple of its elements' J.  J of a
 value that may be one of several functions is `J(x, t1, ..., tk)`: for each function,
 its J, or for a closure the graph that reads J from its record (`record_reader`); a
 backend picks the one of the function the value is.
@@ -32,9 +33,10 @@ backend picks the one of the function the value is.
 Fallbacks, explicit: a closure that is used as a value but never called during
 inference (e.g. the backpropagator that `myia.vjp` returns to Python) has no typed
 copy; it is copied without types (`flags["untyped"] = True`), closing over the
-specialized graphs.  J of a closure that captured a tuple holding closures (J reads no
-record through a tuple) stays a `J` node that the VM computes at run time; so do the
-closures such a J may meet, which keep plain values.
+specialized graphs.  J of a function whose values specialization did not make records
+(e.g. a closure a Python caller handed in, see `_closures_J_reads_from_records`) stays a
+`J` node that the VM computes at run time; the closures such a J may meet keep plain
+values.
 
 Environment keys (EnvKey) are kept as they are: the same key must be used where a
 sensitivity is stored and where it is read, across contexts.
@@ -126,12 +128,19 @@ class Specializer:
                 if len(records) == 1 and isinstance(record, JRecord) \
                         and isinstance(xa, AFunction):
                     opt = next(iter(xa.options))
-                    if len(xa.options) == 1 and self.inf.visible(opt.context, ctx):
+                    if len(xa.options) == 1 and isinstance(opt, GraphFunction) \
+                            and self.inf.visible(opt.context, ctx):
                         # J reads the frame (see build_J), and the records of the
                         # closures it captured
                         readable = self._readable_from_frame(opt, record)
                     else:
                         readable = self._readable_function(xa, record)
+                    if readable is not None:
+                        groups.append(readable)
+                        continue
+                elif len(records) == 1 and isinstance(record, JRecord) \
+                        and isinstance(xa, ATuple):
+                    readable = self._readable_value(xa, record, ())
                     if readable is not None:
                         groups.append(readable)
                         continue
@@ -199,15 +208,29 @@ class Specializer:
         (the parameters of its lifted J `outer`), or None if one cannot be read."""
         found = {}
         for p in outer.parameters:
-            pa = self.inf.read_free(opt.context, p.primal)
-            if _is_data(pa) or self.static_J(pa, record, None) is not None:
-                continue
-            inner = self._readable_function(pa, record, seen) \
-                if isinstance(pa, AFunction) else None
+            inner = self._readable_value(self.inf.read_free(opt.context, p.primal),
+                                         record, seen)
             if inner is None:
                 return None
             found.update(inner)
         return found
+
+    def _readable_value(self, a, record, seen):
+        """The closures whose records J of a value of abstract `a` reads (data, a
+        function, or a tuple of these, read element by element), or None."""
+        if _is_data(a) or self.static_J(a, record, None) is not None:
+            return {}
+        if isinstance(a, AFunction):
+            return self._readable_function(a, record, seen)
+        if isinstance(a, ATuple):
+            found = {}
+            for e in a.elements:
+                inner = self._readable_value(e, record, seen)
+                if inner is None:
+                    return None
+                found.update(inner)
+            return found
+        return None
 
     def _effectful_contexts(self):
         """The contexts that may run an `assert` (themselves or through calls)."""
@@ -356,6 +379,8 @@ class Specializer:
         xa = self.inf.value_of(ctx, node.inputs[1])
         if not isinstance(xa, (AFunction, ATuple)):
             return x  # J of data is the data
+        if isinstance(xa, ATuple) and self._J_readable(xa, record):
+            return self.J_of_value(ctx, node, x, xa, record)
         if isinstance(xa, AFunction) and len(xa.options) == 1:
             # (the record also holds the J of the functions a closure captured)
             (opt,) = xa.options
@@ -378,12 +403,10 @@ class Specializer:
                     # visible, else known statically (`grad(grad(f))`: f and argnums);
                     # J of a captured closure made elsewhere reads its record
                     c = self.static_J(pa, record, node.loc)
-                    if c is None and visible and isinstance(pa, AFunction) \
-                            and all(o in self.J_records
-                                    or self.static_J(AFunction([o]), record, None) is not None
-                                    for o in pa.options):
-                        c = self.J_of_records(ctx, node, self.input(ctx, p.primal), pa,
-                                              record)
+                    if c is None and visible and not _is_data(pa) \
+                            and self._J_readable(pa, record):
+                        c = self.J_of_value(ctx, node, self.input(ctx, p.primal), pa,
+                                            record)
                     if c is None and (not visible or isinstance(pa, (AFunction, ATuple))):
                         captured = None
                         break
@@ -404,35 +427,67 @@ class Specializer:
                 # are the node's other inputs, so that the program holds them typed; a
                 # backend picks the one of the function the value is
                 return self.new_apply(ctx, [Constant(P.J, node.loc), x] + targets, node, a)
-        # J of a closure whose captured values J cannot read (a tuple holding
-        # closures): the VM computes it at run time
+        # J of a closure whose captured values J cannot read (one that a run-time J
+        # may meet, see _closures_J_reads_from_records): the VM computes it at run time
         return self.new_apply(ctx, [Constant(P.J, node.loc), x], node, a)
+
+    def _J_readable(self, a, record):
+        """True when J of a value of abstract `a` can be built from what specialization
+        made: each function in it has a static J or is a closure whose values are
+        records."""
+        if isinstance(a, ATuple):
+            return all(self._J_readable(e, record) for e in a.elements)
+        if isinstance(a, AFunction):
+            return all(o in self.J_records
+                       or self.static_J(AFunction([o]), record, None) is not None
+                       for o in a.options)
+        return True
+
+    def _apply(self, ctx, node, graph, inputs, abstract):
+        """A new node in the graph of `ctx`, or in `graph` (a record reader)."""
+        if graph is None:
+            return self.new_apply(ctx, inputs, node, abstract)
+        new = Apply(graph, inputs, node.loc, None)
+        new.abstract = abstract
+        return new
+
+    def J_of_value(self, ctx, node, x, a, record, graph=None):
+        """J of the value `x` of abstract `a`, whose closures are records: data is its
+        own J, a function's J is read from its record, and a tuple's J is the tuple of
+        its elements' J."""
+        c = self.static_J(a, record, node.loc)
+        if c is not None:
+            return c
+        if _is_data(a):
+            return x
+        if isinstance(a, AFunction):
+            return self.J_of_records(ctx, node, x, a, record, graph)
+        loc = node.loc
+        items = []
+        for i, e in enumerate(a.elements):
+            item = self._apply(ctx, node, graph,
+                               [Constant(P.tuple_getitem, loc), x, Constant(i, loc)], e)
+            items.append(self.J_of_value(ctx, node, item, e, record, graph))
+        return self._apply(ctx, node, graph, [Constant(P.make_tuple, loc)] + items,
+                           self._J_abstract(a, record))
 
     def J_from_record(self, ctx, node, x, opt, record, a, graph=None):
         """J of the closure value `x` (option `opt`, a record: see the module doc): the
-        lifted J called with what the closure captured, read from the record (data is
-        its own J; a captured closure is a record too, and gets J the same way).  The
+        lifted J called with what the closure captured, read from the record (see
+        J_of_value: a captured closure is a record too, and gets J the same way).  The
         nodes go in the graph of `ctx`, or in `graph`."""
         loc = node.loc
-
-        def make(inputs, abstract):
-            if graph is None:
-                return self.new_apply(ctx, inputs, node, abstract)
-            new = Apply(graph, inputs, loc, None)
-            new.abstract = abstract
-            return new
-
         what = record.parts[opt][1]
         captured = []
         for i, p in enumerate(what.graph.parameters):
             pa = self.inf.read_free(opt.context, p.primal)
             c = self.static_J(pa, record, loc)
             if c is None:
-                c = make([Constant(P.closure_bound, loc), x, Constant(i, loc)], pa)
-                if isinstance(pa, AFunction):
-                    c = self.J_of_records(ctx, node, c, pa, record, graph)
+                bound = self._apply(ctx, node, graph,
+                                    [Constant(P.closure_bound, loc), x, Constant(i, loc)], pa)
+                c = self.J_of_value(ctx, node, bound, pa, record, graph)
             captured.append(c)
-        return make([self.graph_constant(what, loc)] + captured, a)
+        return self._apply(ctx, node, graph, [self.graph_constant(what, loc)] + captured, a)
 
     def J_of_records(self, ctx, node, x, a, record, graph=None):
         """J of the function value `x` of abstract `a`, whose closures are records:
@@ -445,16 +500,16 @@ class Specializer:
         loc = node.loc
         targets = [self.static_J(AFunction([o]), record, loc)
                    or self.record_reader(o, record, node) for o in a.sorted_options()]
-        inputs = [Constant(P.J, loc), x] + targets
-        if graph is None:
-            return self.new_apply(ctx, inputs, node, self._J_of(a, record))
-        new = Apply(graph, inputs, loc, None)
-        new.abstract = self._J_of(a, record)
-        return new
+        return self._apply(ctx, node, graph, [Constant(P.J, loc), x] + targets,
+                           self._J_abstract(a, record))
 
-    def _J_of(self, a, record):
-        """The abstract of J of a function value of abstract `a` (`record` holds the J
-        of each of its functions)."""
+    def _J_abstract(self, a, record):
+        """The abstract of J of a value of abstract `a` (`record` holds the J of each
+        function in it)."""
+        if isinstance(a, ATuple):
+            return ATuple([self._J_abstract(e, record) for e in a.elements])
+        if not isinstance(a, AFunction):
+            return a
         out = BOTTOM
         for o in a.sorted_options():
             kind, what = record.parts[o]

@@ -13,7 +13,7 @@ free variables.  Each use of the constant `g` changes accordingly:
 {function, captured values} and calls them indirectly.
 """
 
-from ..ir import Apply, Constant, Graph, manage
+from ..ir import Apply, Constant, manage
 from ..ir.clone import _copy_graphs, _new_graph
 from ..prim import ops as P
 

@@ -358,6 +358,9 @@ def alloc_fn(module):
     b = ir.IRBuilder(f.append_basic_block())
     fits_bb = f.append_basic_block("fits")
     slow_bb = f.append_basic_block("slow")
+    # a record of values that take no room (functions known statically) asks for 0
+    # bytes: it gets 1, so that the answer is never the null of a chunk not yet made
+    n = b.or_(n, b.zext(b.icmp_unsigned("==", n, i64(0)), I64))
     size = b.and_(b.add(n, i64(31)), i64(~31))
     small = b.icmp_unsigned("<=", size, i64(SMALL_ALLOC))
     cur = ctx_load(b, ctx, "bump_cur")

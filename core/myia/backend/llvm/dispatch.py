@@ -64,9 +64,8 @@ def compile_program(graph, dump=None):
     eng = runtime.engine()
     _counter[0] += 1
     L = Lowering(eng, graph, "myia")
-    body = L.run()
-    # called once per call from each of the two entries: one copy of the code
-    body.attributes.add("noinline")
+    # what crosses between Python and compiled code is checked first: a program that
+    # returns a function is refused for that, whatever its body holds
     arg_types = [L.ltype(p) for p in graph.parameters]
     out_type = L.out_type(graph)
     if L.fvs[graph]:
@@ -76,6 +75,9 @@ def compile_program(graph, dump=None):
     for t in arg_types:
         _check_boxable(t, "argument", graph)
     _check_boxable(out_type, "result", graph)
+    body = L.run()
+    # called once per call from each of the two entries: one copy of the code
+    body.attributes.add("noinline")
     entry_name = f"{runtime.PREFIX}_entry"
     EntryBuilder(L.module, eng, entry_name, arg_types, out_type, body,
                  deep_budget=DEEP_STACK_SIZE - DEEP_STACK_MARGIN,

@@ -43,17 +43,17 @@ import heapq
 import llvmlite.ir as ir
 import numpy as np
 
-from ...errors import (MyiaAssertionError, MyiaBackendError, MyiaError, MyiaRecursionError,
-                       MyiaShapeError, MyiaTypeError, MyiaValueError)
+from ...errors import (MyiaBackendError, MyiaError, MyiaRecursionError,
+                       MyiaTypeError)
 from ...ir import Apply, Constant, Graph, Parameter, manage
 from ...prim import Primitive
 from ...prim import ops as P
 from . import cg
 from .cg import NULL, alloca, check_status, ctx_load, ctx_store, i32, i64
 from .dynenv import DynamicEnvs
-from .ltypes import (ANY_ENV, CLOSURE_IR, EMPTY, AnyEnv, Array, Callee, Env, Func, LType, Scalar,
+from .ltypes import (ANY_ENV, CLOSURE_IR, EMPTY, AnyEnv, Array, Callee, Env, Func, Scalar,
                      Static, Tuple, to_ir)
-from .runtime import (CTX_TYPE, F32, F64, I1, I32, I64, PREFIX, PTR, STATUS_ERROR, STATUS_NOMEM,
+from .runtime import (F32, F64, I1, I32, PREFIX, PTR, STATUS_ERROR, STATUS_NOMEM,
                       STATUS_OK, STATUS_STACK, declare)
 
 #: primitive name -> lowering rule; filled by the ops_* modules through `rule`
@@ -187,16 +187,19 @@ class Lowering:
     def check_program(self):
         """Refuse, with the line, what only an interpreter can run: J of a function
         value made at run time (the specializer leaves it for the VM when it cannot
-        resolve `grad` of a closure inside the program)."""
+        resolve `grad` of a closure inside the program).  Untyped copies (closures
+        that are values but never called, see myia.infer.specialize) are never
+        lowered."""
         for g in self.mng.graphs:
+            if g.flags.get("untyped"):
+                continue
             for node in self.mng.nodes(g):
                 if (node.is_apply(P.J) and len(node.inputs) == 2) or node.is_apply(P.Jinv):
                     raise backend_error(
                         f"{node.inputs[0].value.name} of a function value computed at run "
                         f"time (grad, inside the program, of a function that "
-                        f"specialization could not resolve, such as a closure that "
-                        f"captured a tuple holding closures; the VM can run it)", node,
-                        hint="capture the closures one by one rather than in a tuple")
+                        f"specialization could not resolve; the VM can run it)", node,
+                        hint="run it with backend=\"vm\" (or %backend vm)")
 
     # ---- types --------------------------------------------------------------------
 

@@ -37,7 +37,7 @@ from ...prim import ops as P
 from .cg import NULL, _known_int, const_ptr, for_range, i32, i64, outlined, runtime_fn
 from .lower import backend_error, coerce, rule
 from .ltypes import EMPTY, ELEM_IR, ITEMSIZE, Array, Scalar, Static, Tuple, array_ir, to_ir
-from .ops_scalar import (FLOATS, cast, const_like, ew_binary, ew_unary, ew_where, ir_type, splat)
+from .ops_scalar import (FLOATS, cast, const_like, ew_binary, ew_unary, ew_where, splat)
 from .runtime import F32, F64, I1, I8, I32, I64, PTR, declare
 
 EW_UNARY = {"neg", "exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "arctan", "abs", "sign",

@@ -20,7 +20,7 @@ from ...prim import ops as P
 from .cg import i64
 from .lower import rule
 from .ltypes import Array, Scalar, Tuple
-from .runtime import F32, F64, I1, I8, I64, MVEC, declare
+from .runtime import F32, F64, I1, I64, MVEC, declare
 
 SCALAR_IR = {"bool": I1, "int64": I64, "float64": F64, "float32": F32}
 FLOATS = ("float64", "float32")
