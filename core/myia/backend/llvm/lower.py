@@ -39,6 +39,7 @@ What cannot be lowered raises MyiaBackendError naming the construct and the line
 """
 
 import heapq
+import os
 
 import llvmlite.ir as ir
 import numpy as np
@@ -51,6 +52,7 @@ from ...prim import ops as P
 from . import cg
 from .cg import NULL, alloca, check_status, ctx_load, ctx_store, i32, i64
 from .dynenv import DynamicEnvs
+from .explicit_stack import ExplicitStack, recursive_site
 from .ltypes import (ANY_ENV, CLOSURE_IR, EMPTY, AnyEnv, Array, Callee, Env, Func, Scalar,
                      Static, Tuple, to_ir)
 from .runtime import (F32, F64, I1, I32, PREFIX, PTR, STATUS_ERROR, STATUS_NOMEM,
@@ -183,6 +185,9 @@ class Lowering:
         self._guarded = None
         self.counter = 0
         self.dynenv = DynamicEnvs(self)
+        #: lower recursions with one recursive call as loops (explicit_stack);
+        #: MYIA_LLVM_UNRECURSE=0 keeps them native recursions
+        self.unrecurse = os.environ.get("MYIA_LLVM_UNRECURSE", "1") != "0"
 
     def check_program(self):
         """Refuse, with the line, what only an interpreter can run: J of a function
@@ -639,6 +644,7 @@ class FnLowering(Emitter):
         self.headers = {}  # graph -> (block, [phis])
         self.pending = []  # graphs whose header exists but body is not lowered yet
         self.envs = {}
+        self.stack = None  # its recursion as a loop (explicit_stack), if it has one
 
     def ltype(self, node):
         return self.L.ltype(node)
@@ -675,6 +681,9 @@ class FnLowering(Emitter):
         b = cg.Builder(entry_block)  # folds constants (see cg.Builder)
         self.b = b
         self.ctx = f.args[0]
+        site = recursive_site(L, self.entry) if L.unrecurse else None
+        if site is not None:
+            self.stack = ExplicitStack(self, site)
         start = f.append_basic_block("start")
         if L.guarded(self.entry):
             b.branch(start)
@@ -698,6 +707,8 @@ class FnLowering(Emitter):
         while self.pending:
             g = self.pending.pop()
             self.lower_graph(g)
+        if self.stack is not None:
+            self.stack.finish()
         # the entry block branches to start once all allocas are in
         with b.goto_block(entry_block):
             pass
@@ -748,6 +759,9 @@ class FnLowering(Emitter):
     def ret_value(self, v, t, node):
         b = self.b
         v = coerce(self, v, t, self.out_t, node)
+        if self.stack is not None:  # a pending call may take it
+            self.stack.ret(v)
+            return
         b.store(v, self.outp)
         b.ret(i32(STATUS_OK))
 
@@ -899,6 +913,8 @@ class FnLowering(Emitter):
         fn = node.inputs[0]
         if fn.is_constant(Primitive):
             return self.lower_prim(fn.value, node)
+        if self.stack is not None and node is self.stack.site:
+            return self.stack.emit_site(node)
         return self.lower_call(node, tail=False)
 
     def lower_prim(self, prim, node, args=None, types=None, out=None):
@@ -1031,7 +1047,7 @@ class FnLowering(Emitter):
                 b.branch(block)
                 return None
             f = L.function(g)
-            if gout == self.out_t:
+            if gout == self.out_t and self.stack is None:
                 st = b.call(f, [self.ctx, *all_args, self.outp])
                 b.ret(st)
                 return None

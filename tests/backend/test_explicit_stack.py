@@ -1,0 +1,106 @@
+"""Recursions with one recursive call run as loops over an explicit stack
+(myia.backend.llvm.explicit_stack): results equal the VM's, across many chunks of
+the stack, with values of every kind saved across the call; the lowered function no
+longer calls itself."""
+
+import re
+
+import numpy as np
+import pytest
+
+import myia
+from myia.backend.llvm.dispatch import compile_program
+from myia.pipeline import Pipeline
+
+from ..compare import assert_same
+
+
+def saves_values_of_every_kind(n, v, pair):
+    # what follows the call uses an array, a tuple, an int and a float computed before
+    if n == 0:
+        return v
+    w = v * 2.0 + pair[1]
+    k = n * 3
+    r = saves_values_of_every_kind(n - 1, w * 0.5, (pair[1], pair[0]))
+    return r * 0.5 + w * pair[0] + k
+
+
+def reenters_after_the_call(n, acc):
+    # after the recursive call, a tail call of itself starts a new recursion while
+    # calls are still pending on the stack
+    if n <= 0:
+        return acc
+    r = reenters_after_the_call(n - 1, acc + 1.0)
+    if n % 5 == 0 and r > 3.0:
+        return reenters_after_the_call(n // 5 - 1, r * 0.5)
+    return r + n
+
+
+def chooses_what_to_call(n, x):
+    # the recursive call is one option of a function value; the other ends the chain
+    f = chooses_what_to_call if n > 0 else stop
+    y = f(n - 1, x * 1.5)
+    return y - x
+
+
+def stop(n, x):
+    return x
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 3000])
+def test_a_recursion_saving_values_of_every_kind(n):
+    v = np.linspace(0.0, 1.0, 5)
+    args = (n, v, (0.25, 0.5))
+    want = myia.compile(saves_values_of_every_kind, backend="vm")(*args) if n < 100 else \
+        _python(saves_values_of_every_kind, args)
+    assert_same(myia.compile(saves_values_of_every_kind, backend="llvm")(*args), want)
+
+
+@pytest.mark.parametrize("n", [0, 4, 25, 2000])
+def test_a_recursion_that_reenters_itself_after_the_call(n):
+    want = _python(reenters_after_the_call, (n, 0.0))
+    assert myia.compile(reenters_after_the_call, backend="llvm")(n, 0.0) == want
+    if n < 100:
+        assert myia.compile(reenters_after_the_call, backend="vm")(n, 0.0) == want
+
+
+@pytest.mark.parametrize("n", [0, 3, 1000])
+def test_a_recursion_through_a_function_value(n):
+    want = _python(chooses_what_to_call, (n, 0.75))
+    assert myia.compile(chooses_what_to_call, backend="llvm")(n, 0.75) == \
+        pytest.approx(want, rel=1e-12)
+
+
+def test_the_gradient_of_a_loop_is_lowered_without_recursion():
+    def loop(x, n):
+        i = 0
+        while i < n:
+            x = np.sin(x) * 0.5 + x * 0.5
+            i = i + 1
+        return x
+
+    g = Pipeline(backend="llvm").optimized(myia.grad(loop), (0.5, 10))[0]
+    dump = {}
+    compile_program(g, dump=dump)
+    ir_text = dump["ir"]
+    functions = re.findall(r'define internal i32 @"([^"]+)"', ir_text)
+    assert len(functions) > 1
+    for name in functions:
+        body = ir_text.split(f'define internal i32 @"{name}"', 1)[1].split("\n}\n", 1)[0]
+        assert f'@"{name}"(' not in body, f"{name} still calls itself"
+    want = myia.compile(myia.grad(loop), backend="vm")(0.5, 50)
+    assert myia.compile(myia.grad(loop), backend="llvm")(0.5, 50) == pytest.approx(want,
+                                                                                   rel=1e-12)
+
+
+def _python(fn, args):
+    """`fn` run as plain Python (a subset function is ordinary Python), with a
+    recursion limit large enough for the deep cases."""
+    import sys
+
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 20000))
+    try:
+        return fn(*args)
+    finally:
+        sys.setrecursionlimit(old)
