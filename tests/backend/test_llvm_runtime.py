@@ -240,10 +240,24 @@ def runaway(n):
     return 1 + runaway(n + 1)
 
 
-@pytest.mark.slow
 def test_runaway_recursion_is_an_error_not_a_crash():
+    # one recursive call: a loop over an explicit stack, bounded like the native stack
     with pytest.raises(MyiaRecursionError) as e:
         llvm(runaway)(0)
+    assert "recursion too deep" in str(e.value)
+    assert e.value.loc is not None and "runaway(n + 1)" in str(e.value)  # the call
+
+
+def runaway_pair(n):
+    if n < 0:
+        return 0
+    return runaway_pair(n + 1) + runaway_pair(n + 2) + n  # two calls: native recursion
+
+
+@pytest.mark.slow
+def test_runaway_native_recursion_is_an_error_not_a_crash():
+    with pytest.raises(MyiaRecursionError) as e:
+        llvm(runaway_pair)(0)
     assert "recursion too deep" in str(e.value)
 
 

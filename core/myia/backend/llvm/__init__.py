@@ -6,6 +6,7 @@
     ltypes      the backend's types and their native representation
     abstracts   inference's abstract values -> ltypes
     lower       graphs -> LLVM functions (calls, loops, closures, recursion, errors)
+    explicit_stack  a recursion with one recursive call as a loop over a stack
     ops_scalar  scalar primitives and the elementwise operations arrays share
     ops_struct  tuples, closures, environments, sensitivities
     ops_array   fused loops, reductions, views, BLAS products, creation

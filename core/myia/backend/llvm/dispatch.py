@@ -12,7 +12,10 @@ arguments' types:
     if r is MISMATCH: r = slow()   # look up the signature, compile if new
     if r is DEEP:     r = deep()   # the stack budget was spent: run on a big stack
 
-Deep recursion.  A call first runs on the caller's thread with a stack budget of
+Deep recursion.  A recursion with one recursive call, such as a loop's gradient, is a
+loop over an explicit stack in the arena (`explicit_stack`) and uses no native stack.
+Other recursions (several recursive calls, mutual recursion through other functions)
+are native.  A call first runs on the caller's thread with a stack budget of
 SHALLOW_STACK_BUDGET; compiled recursive functions check the stack pointer on entry.
 When the budget is spent the call returns DEEP, and runs again (programs are pure)
 through the `deep` entry, on a new thread whose stack is DEEP_STACK_SIZE (1 GiB of
