@@ -1,7 +1,8 @@
-"""Recursions with one recursive call run as loops over an explicit stack
-(myia.backend.llvm.explicit_stack): results equal the VM's, across many chunks of
-the stack, with values of every kind saved across the call; the lowered function no
-longer calls itself."""
+"""Recursions with one recursive call run as loops: over an explicit stack
+(myia.backend.llvm.explicit_stack), or, where the call's result only goes into the
+closure the function returns, linking closures as it goes (cons_loop).  Results equal
+plain Python's and the VM's, across many chunks of the stack, with values of every
+kind saved across the call; the lowered functions no longer call themselves."""
 
 import re
 
@@ -104,3 +105,57 @@ def _python(fn, args):
         return fn(*args)
     finally:
         sys.setrecursionlimit(old)
+
+
+# ---- closures made by the recursion (myia.backend.llvm.cons_loop) --------------------
+
+
+def chain(n, x):
+    # each level returns a closure over what it computed and what the rest returned:
+    # its record is made before the call, with a hole for the rest (a cons loop)
+    if n == 0:
+        def last():
+            return x
+
+        return last
+    c = x * 2.0
+    rest = chain(n - 1, x + 1.0)
+
+    def link():
+        return rest() * 0.5 + c  # calling the chain: a stack loop
+
+    return link
+
+
+def call_chain(n, x):
+    return chain(n, x)()
+
+
+@pytest.mark.parametrize("n", [0, 1, 6, 3000])
+def test_a_recursion_that_returns_closures_over_its_result(n):
+    want = _python(call_chain, (n, 0.25))
+    assert myia.compile(call_chain, backend="llvm")(n, 0.25) == pytest.approx(want, rel=1e-12)
+    if n < 100:
+        assert myia.compile(call_chain, backend="vm")(n, 0.25) == pytest.approx(want, rel=1e-12)
+
+
+def test_which_recursions_become_loops():
+    # the loop's gradient: its forward pass is a cons loop, its backward pass a stack loop
+    from myia.backend.llvm import lower
+    from myia.backend.llvm.cons_loop import ConsLoop
+    from myia.backend.llvm.explicit_stack import ExplicitStack
+
+    seen = []
+    original = lower.FnLowering.lower
+
+    def spy(self):
+        original(self)
+        seen.append((self.entry.name, type(self.stack)))
+
+    lower.FnLowering.lower = spy
+    try:
+        myia.compile(call_chain, backend="llvm")(3, 0.25)
+    finally:
+        lower.FnLowering.lower = original
+    kinds = {kind for _, kind in seen}
+    assert {ConsLoop, ExplicitStack} <= kinds, seen

@@ -135,8 +135,8 @@ class CallGraph:
 
 def _projection(user, site):
     """The projection `user` applies to `site` as a hashable signature, or None."""
-    if not isinstance(user, Apply) or user.inputs[1] is not site:
-        return None
+    if not isinstance(user, Apply) or len(user.inputs) < 2 or user.inputs[1] is not site:
+        return None  # (a call without arguments, `site()`, is no projection)
     if user.is_apply(P.tuple_getitem):
         i = user.inputs[2]
         if isinstance(i, Constant) and isinstance(i.value, int):

@@ -7,6 +7,7 @@
     abstracts   inference's abstract values -> ltypes
     lower       graphs -> LLVM functions (calls, loops, closures, recursion, errors)
     explicit_stack  a recursion with one recursive call as a loop over a stack
+    cons_loop   a recursion that wraps its call's result in a closure, as a loop
     ops_scalar  scalar primitives and the elementwise operations arrays share
     ops_struct  tuples, closures, environments, sensitivities
     ops_array   fused loops, reductions, views, BLAS products, creation

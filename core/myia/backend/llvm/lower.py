@@ -52,6 +52,7 @@ from ...prim import ops as P
 from . import cg
 from .cg import NULL, alloca, check_status, ctx_load, ctx_store, i32, i64
 from .dynenv import DynamicEnvs
+from .cons_loop import ConsLoop, is_cons_site
 from .explicit_stack import ExplicitStack, recursive_site
 from .ltypes import (ANY_ENV, CLOSURE_IR, EMPTY, AnyEnv, Array, Callee, Env, Func, Scalar,
                      Static, Tuple, to_ir)
@@ -644,7 +645,7 @@ class FnLowering(Emitter):
         self.headers = {}  # graph -> (block, [phis])
         self.pending = []  # graphs whose header exists but body is not lowered yet
         self.envs = {}
-        self.stack = None  # its recursion as a loop (explicit_stack), if it has one
+        self.stack = None  # its recursion as a loop (explicit_stack, cons_loop), if any
 
     def ltype(self, node):
         return self.L.ltype(node)
@@ -683,7 +684,8 @@ class FnLowering(Emitter):
         self.ctx = f.args[0]
         site = recursive_site(L, self.entry) if L.unrecurse else None
         if site is not None:
-            self.stack = ExplicitStack(self, site)
+            self.stack = ConsLoop(self, site) if is_cons_site(L, site) \
+                else ExplicitStack(self, site)
         start = f.append_basic_block("start")
         if L.guarded(self.entry):
             b.branch(start)
@@ -752,6 +754,12 @@ class FnLowering(Emitter):
                 return
             if node in sincos:
                 self.lower_sincos(*sincos[node])
+                continue
+            if self.stack is not None and node is self.stack.site:
+                r = self.stack.emit_site(node)
+                if r is None:  # the graph ends there (a cons loop)
+                    return
+                env[node] = r
                 continue
             env[node] = self.lower_apply(node)
         self.ret_value(self.value(g.output), self.ltype(g.output), g.output)
@@ -913,8 +921,6 @@ class FnLowering(Emitter):
         fn = node.inputs[0]
         if fn.is_constant(Primitive):
             return self.lower_prim(fn.value, node)
-        if self.stack is not None and node is self.stack.site:
-            return self.stack.emit_site(node)
         return self.lower_call(node, tail=False)
 
     def lower_prim(self, prim, node, args=None, types=None, out=None):

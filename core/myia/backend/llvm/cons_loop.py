@@ -1,0 +1,135 @@
+"""A recursion that only wraps its recursive call's result in a new closure, as a loop.
+
+The forward pass of a loop's gradient has this shape: each iteration computes what
+its backpropagator needs, calls the rest of the loop, and returns its backpropagator,
+a closure capturing those values and the backpropagator the rest returned:
+
+    body():  c = cos(x); k = header(i + 1, sin(x)); return <closure over c, k>
+
+As a stack loop (`explicit_stack`) it would save c, recurse, then make each closure
+while unwinding.  Here (tail recursion modulo cons) each iteration makes its
+closure's record right away, with a hole where k goes, writes the closure into the
+hole of the previous iteration's record, and loops; a return fills the last hole and
+returns the first closure.  One pass, no stack.
+
+Applies when the graph holding the recursive call returns a closure that captures
+the call's result, nothing else in that graph uses the result, and the call is the
+graph's only call of a function (so every other value the closure captures is
+computed before it).
+"""
+
+import llvmlite.ir as ir
+
+from ...errors import MyiaRecursionError
+from ...ir import Apply
+from ...prim import Primitive
+from .cg import NULL, i32, i64
+from .ltypes import to_ir
+from .runtime import I64, PTR, STATUS_OK
+
+#: like native recursion: past this many pending iterations, or bytes of records,
+#: a MyiaRecursionError (see explicit_stack)
+from .explicit_stack import MAX_BYTES, MAX_DEPTH  # noqa: E402
+
+
+def is_cons_site(L, site):
+    """Does the recursive call `site` only feed the closure its graph returns (see the
+    module doc)?"""
+    g = site.graph
+    out = g.output
+    if not out.is_constant_graph() or site not in L.fvs.get(out.value, ()):
+        return False
+    if any(u.graph is g for u, _ in L.mng.users(site)):
+        return False
+    calls = [n for n in L.mng.nodes(g) if isinstance(n, Apply)
+             and not n.inputs[0].is_constant(Primitive)]
+    if calls != [site]:
+        return False
+    callee = site.inputs[0]
+    if callee.is_constant_graph():
+        return True
+    t = L.ltype(callee)
+    return getattr(t, "single", False)
+
+
+class ConsLoop:
+    """The cons loop of one FnLowering (see the module doc)."""
+
+    def __init__(self, fl, site):
+        from . import cg
+
+        self.fl = fl
+        self.site = site
+        b = fl.b
+        with b.goto_block(fl.alloca_block):
+            self.hole = cg.alloca(b, PTR, "cons.hole")  # where the next result goes
+            self.first = cg.alloca(b, to_ir(fl.out_t), "cons.first")  # the result
+            self.depth = cg.alloca(b, I64, "cons.depth")
+            b.store(NULL, self.hole)
+            b.store(i64(0), self.depth)
+
+    def emit_site(self, node):
+        """Make the closure the graph returns, link it, and loop; the block ends (None)."""
+        from . import cg
+        from .lower import coerce, load_captured
+
+        fl = self.fl
+        b = fl.b
+        L = fl.L
+        g = fl.graph
+        closure = g.output.value
+        ctype = fl.ltype(g.output)
+        opt = ctype.options[0]
+        fvs = L.fvs[closure]
+        k = fvs.index(node)
+        out = fl.ltype(node)
+        depth = b.add(b.load(self.depth, typ=I64), i64(1))
+        b.store(depth, self.depth)
+        rec_ir = L.captured_ir(opt)
+        size = rec_ir.get_abi_size(L.engine.tm.target_data)
+        fl.error_if(b.or_(b.icmp_signed(">", depth, i64(MAX_DEPTH)),
+                          b.icmp_signed(">", b.mul(depth, i64(size)), i64(MAX_BYTES))),
+                    node, MyiaRecursionError,
+                    f"recursion too deep: more than {MAX_DEPTH} pending calls of "
+                    f"{fl.entry.name}, or {MAX_BYTES >> 20} MiB of their closures")
+        rec = ir.Constant(rec_ir, ir.Undefined)
+        for i, v in enumerate(fvs):
+            if i != k:
+                rec = b.insert_value(rec, fl.value(v), i)
+        p = fl.alloc(i64(size))
+        b.store(rec, p)
+        hole = b.load(self.hole, typ=PTR)
+        with b.if_else(b.icmp_unsigned("==", hole, NULL)) as (first, then):
+            with first:
+                b.store(coerce(fl, p, ctype, fl.out_t, node), self.first)
+            with then:
+                b.store(coerce(fl, p, ctype, out, node), hole)
+        b.store(cg.gep(b, p, [i32(0), i32(k)], rec_ir), self.hole)
+        callee = node.inputs[0]
+        args = [fl.value(i) for i in node.inputs[1:]]
+        types = [fl.ltype(i) for i in node.inputs[1:]]
+        if callee.is_constant_graph():
+            bound = [fl.value(fv) for fv in L.fvs.get(callee.value, ())]
+        else:
+            fopt = fl.ltype(callee).options[0]
+            bound = load_captured(b, L, fopt, fl.value(callee)) if fopt.n_captured else []
+        fl.call_graph(fl.entry, bound, args, types, out, node, tail=True)
+        return None
+
+    def ret(self, v):
+        """Return `v` (of the function's output type): into the last hole, if any."""
+        from .lower import coerce
+
+        fl = self.fl
+        b = fl.b
+        hole = b.load(self.hole, typ=PTR)
+        with b.if_else(b.icmp_unsigned("==", hole, NULL)) as (direct, linked):
+            with direct:
+                b.store(v, fl.outp)
+            with linked:
+                b.store(coerce(fl, v, fl.out_t, fl.ltype(self.site), self.site), hole)
+                b.store(b.load(self.first, typ=to_ir(fl.out_t)), fl.outp)
+        b.ret(i32(STATUS_OK))
+
+    def finish(self):
+        pass
