@@ -87,8 +87,7 @@ class ConsLoop:
         b.store(depth, self.depth)
         rec_ir = L.captured_ir(opt)
         size = rec_ir.get_abi_size(L.engine.tm.target_data)
-        fl.error_if(b.or_(b.icmp_signed(">", depth, i64(MAX_DEPTH)),
-                          b.icmp_signed(">", b.mul(depth, i64(size)), i64(MAX_BYTES))),
+        fl.error_if(b.icmp_signed(">", depth, i64(min(MAX_DEPTH, MAX_BYTES // size))),
                     node, MyiaRecursionError,
                     f"recursion too deep: more than {MAX_DEPTH} pending calls of "
                     f"{fl.entry.name}, or {MAX_BYTES >> 20} MiB of their closures")

@@ -176,11 +176,11 @@ class ExplicitStack:
         b = fl.b
         depth = b.add(b.load(self.depth, typ=I64), i64(1))
         b.store(depth, self.depth)
-        fl.error_if(b.icmp_signed(">", depth, i64(MAX_DEPTH)), self.site, MyiaRecursionError,
-                    f"recursion too deep: more than {MAX_DEPTH} pending calls of "
-                    f"{fl.entry.name}")
         size = self._entry_size()
-        if not size:
+        if not size:  # (otherwise MAX_BYTES bounds the depth, checked per chunk)
+            fl.error_if(b.icmp_signed(">", depth, i64(MAX_DEPTH)), self.site,
+                        MyiaRecursionError, f"recursion too deep: more than {MAX_DEPTH} "
+                        f"pending calls of {fl.entry.name}")
             return
         per_chunk = max(16, (CHUNK_BYTES - HEADER) // size)
         chunk = b.load(self.chunk, typ=PTR)
