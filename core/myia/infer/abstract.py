@@ -104,7 +104,7 @@ def _value_key(v):
 class AbstractValue:
     """Base of abstract values: immutable, hashable, compared structurally."""
 
-    __slots__ = ("_key", "_hash")
+    __slots__ = ("_key", "_hash", "_broad")
 
     def _init_key(self, key):
         object.__setattr__(self, "_key", key)
@@ -466,13 +466,31 @@ def broaden(a):
     t = type(a)
     if t is AScalar:
         return a if a.value is ANY else AScalar(a.dtype)
-    if t is ATuple:
-        return ATuple(broaden(e) for e in a.elements)
-    if t is AEnv:
-        return a if a.entries is None else AEnv({k: broaden(v) for k, v in a.entries.items()})
-    if t is ASlice:
-        return ASlice(broaden(a.start), broaden(a.stop), broaden(a.step))
+    if t is ATuple or t is AEnv or t is ASlice:
+        # computed once per value (inference broadens the same deep abstracts at every
+        # call), and `a` itself when nothing changes, so that comparisons stay cheap
+        b = getattr(a, "_broad", None)
+        if b is None:
+            b = _broaden_parts(a, t)
+            object.__setattr__(a, "_broad", b)
+        return b
     return a
+
+
+def _broaden_parts(a, t):
+    if t is ATuple:
+        elements = [broaden(e) for e in a.elements]
+        same = all(x is e for x, e in zip(elements, a.elements))
+        return a if same else ATuple(elements)
+    if t is AEnv:
+        if a.entries is None:
+            return a
+        entries = {k: broaden(v) for k, v in a.entries.items()}
+        same = all(entries[k] is v for k, v in a.entries.items())
+        return a if same else AEnv(entries)
+    parts = (broaden(a.start), broaden(a.stop), broaden(a.step))
+    same = all(x is y for x, y in zip(parts, (a.start, a.stop, a.step)))
+    return a if same else ASlice(*parts)
 
 
 def signature_of(args):
