@@ -217,7 +217,7 @@ def _sweep(root, dispatch, counts, mng):
                 return resolve(new)
         return None
 
-    for g in mng.graphs:
+    for g in reversed(mng.graphs):
         for start in mng.nodes(g):
             stack = [(start, False)]
             while stack:

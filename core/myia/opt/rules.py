@@ -7,7 +7,8 @@ untyped graphs; every rule keeps the types of the nodes it makes.
 import numpy as np
 
 from ..infer.abstract import AEnv, AFunction
-from ..ir import Apply, Constant, Graph, inline
+from ..ir import Apply, Constant, Graph, Parameter, inline
+from ..parser.parse import EFFECTS
 from ..prim import Primitive
 from ..prim import ops as P
 from .pass_manager import rule
@@ -44,8 +45,10 @@ def getitem_of_make_tuple(node, ctx):
     if _is(node, P.tuple_getitem):
         _, t, i = node.inputs
         if _is(t, P.make_tuple) and _const(i):
-            # an assert sequenced into the tuple must still run: keep it
-            if any(_is(e, P.assert_) for e in t.inputs[1:]):
+            # an assert sequenced into the tuple must still run: keep it, and keep the
+            # parameter that carries the asserts run before a call (the parser's hidden
+            # variable EFFECTS), until the caller inlines it and the assert shows
+            if any(_is(e, P.assert_) or _carries_effects(e) for e in t.inputs[1:]):
                 return None
             return t.inputs[1 + i.value]
         if _is(t, P.tuple_setitem) and _const(i) and _const(t.inputs[2]):
@@ -53,6 +56,10 @@ def getitem_of_make_tuple(node, ctx):
                 return t.inputs[3]
             return node.graph.apply(P.tuple_getitem, t.inputs[1], i, loc=node.loc)
     return None
+
+
+def _carries_effects(node):
+    return node.__class__ is Parameter and node.name == EFFECTS
 
 
 @rule(on=[P.getitem])
@@ -658,8 +665,9 @@ _RESIDUAL_OPS = {"sin", "cos", "exp", "tanh", "neg", "add", "sub", "mul"}
 
 @rule
 def hoist_residual(node, ctx):
-    """in a backpropagator, p(y) -> a free variable p(y) computed where y is: the forward
-    pass computes what the backward needs of its values (cos(x) next to sin(x))"""
+    """in a backpropagator, p(y) -> a free variable p(y) computed where the
+    backpropagator is made (or else where y is): the forward pass computes what the
+    backward needs of its values (cos(x) next to sin(x), which become one sincos)"""
     g = node.graph
     if g.flags.get("kind") != "bprop" or _scalar_dtype(node) not in ("float64", "float32"):
         return None
@@ -676,6 +684,16 @@ def hoist_residual(node, ctx):
         owner = a.graph
     if owner is None:
         return None
+    if ctx.knows(g):
+        # the graph that makes the closure (its innermost enclosing scope when the
+        # sweep began) sees y too: there p(y) runs only when the closure is made, next
+        # to what uses y there (sin(y) and cos(y) become one sincos)
+        maker = ctx.mng.parent(g)
+        scope = maker
+        while scope is not None and scope is not owner:
+            scope = ctx.mng.parent(scope)
+        if scope is owner and maker is not None:
+            owner = maker
     new = Apply(owner, list(node.inputs), node.loc, node.name)
     new.abstract = node.abstract
     return new
