@@ -24,12 +24,11 @@ from ...errors import MyiaRecursionError
 from ...ir import Apply
 from ...prim import Primitive
 from .cg import NULL, i32, i64
+# bounded like native recursion: past MAX_DEPTH pending iterations, or MAX_BYTES of
+# records, a MyiaRecursionError
+from .explicit_stack import MAX_BYTES, MAX_DEPTH
 from .ltypes import to_ir
 from .runtime import I64, PTR, STATUS_OK
-
-#: like native recursion: past this many pending iterations, or bytes of records,
-#: a MyiaRecursionError (see explicit_stack)
-from .explicit_stack import MAX_BYTES, MAX_DEPTH  # noqa: E402
 
 
 def is_cons_site(L, site):

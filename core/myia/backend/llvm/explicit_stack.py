@@ -56,12 +56,10 @@ def recursive_site(L, entry):
                 return None
             if entry not in gs:
                 continue
-            if node is g.output or node.inputs[0].is_apply(P.switch):
-                # a tail call is a branch already; a call of a switch is lowered as
-                # branches (not handled here)
-                if node is g.output:
-                    continue
-                return None
+            if node is g.output:
+                continue  # a tail call is a branch already
+            if node.inputs[0].is_apply(P.switch):
+                return None  # a call of a switch is lowered as branches: not handled
             found.append(node)
     return found[0] if len(found) == 1 else None
 
@@ -83,7 +81,8 @@ class ExplicitStack:
                          (self.spare, NULL), (self.nbytes, i64(0))):
                 b.store(v, a)
         self.returns = []  # (value, block) returned to `unwind`
-        self.resume = None  # (block, t phi, live phis, live nodes, call type)
+        self.resume = None  # (resume block, phi of the call's result, phis of the
+        #                      values saved, the call's type)
         self.entry_t = None  # the type of one stack entry
 
     # ---- the call ----------------------------------------------------------------------

@@ -743,7 +743,6 @@ class FnLowering(Emitter):
             env[v] = phi
         for p, phi in zip(g.parameters, phis[k:]):
             env[p] = phi
-        mng = self.L.mng
         skip = self.skipped_nodes(g)
         sincos = self.sincos_pairs(g)
         for node in self.schedule(g):

@@ -927,7 +927,6 @@ def fill(fl, arr, size, value, dtype):
 
 def full_like(fl, like, like_t, out_t, value, node):
     """An array of out_t's dtype, with the shape of value `like` (an array), filled."""
-    b = fl.b
     if isinstance(like_t, Array):
         shape = dims(fl, like, like_t)
     else:

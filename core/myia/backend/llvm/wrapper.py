@@ -372,7 +372,6 @@ class EntryBuilder:
     def box_array(self, v, t):
         b = self.b
         nd = t.ndim
-        dimsty = ir.ArrayType(I64, max(nd, 1))
         buf = alloca(b, to_ir(t))
         b.store(v, buf)
         table, n = self.candidates()
