@@ -156,6 +156,16 @@ def test_rss_is_stable_over_100000_calls():
     gc.collect()
     after = rss()
     assert after - before < 8 << 20, f"RSS grew by {(after - before) >> 20} MiB"
+    # a loop's gradient: its passes are loops over stacks and records in the arena,
+    # 3000 iterations deep (more than one chunk of the stack)
+    h = myia.compile(myia.grad(loop), backend="llvm")
+    for _ in range(200):
+        h(0.5, 3000)
+    before = rss()
+    for _ in range(20_000):
+        h(0.5, 3000)
+    after = rss()
+    assert after - before < 8 << 20, f"RSS grew by {(after - before) >> 20} MiB"
 
 
 # ---- errors ------------------------------------------------------------------------------
