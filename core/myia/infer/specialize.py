@@ -125,26 +125,20 @@ class Specializer:
                 if not (isinstance(fn, PrimitiveFunction) and fn.prim is P.J):
                     continue
                 xa = self.inf.value_of(ctx, node.inputs[1])
-                if len(records) == 1 and isinstance(record, JRecord) \
-                        and isinstance(xa, AFunction):
-                    opt = next(iter(xa.options))
-                    if len(xa.options) == 1 and isinstance(opt, GraphFunction) \
+                readable = None
+                if len(records) == 1 and isinstance(record, JRecord):
+                    opt = next(iter(xa.options)) if isinstance(xa, AFunction) else None
+                    if isinstance(opt, GraphFunction) and len(xa.options) == 1 \
                             and self.inf.visible(opt.context, ctx):
                         # J reads the frame (see build_J), and the records of the
                         # closures it captured
                         readable = self._readable_from_frame(opt, record)
                     else:
-                        readable = self._readable_function(xa, record)
-                    if readable is not None:
-                        groups.append(readable)
-                        continue
-                elif len(records) == 1 and isinstance(record, JRecord) \
-                        and isinstance(xa, ATuple):
-                    readable = self._readable_value(xa, record, ())
-                    if readable is not None:
-                        groups.append(readable)
-                        continue
-                blocked |= self._options_J_may_meet(xa, record)
+                        readable = self._readable_value(xa, record, ())
+                if readable is not None:
+                    groups.append(readable)
+                else:
+                    blocked |= self._options_J_may_meet(xa, record)
         out = {}
         for group in groups:
             if not blocked.intersection(group):

@@ -186,8 +186,8 @@ class Lowering:
         self._guarded = None
         self.counter = 0
         self.dynenv = DynamicEnvs(self)
-        #: lower recursions with one recursive call as loops (explicit_stack);
-        #: MYIA_LLVM_UNRECURSE=0 keeps them native recursions
+        #: lower recursions with one recursive call as loops (explicit_stack,
+        #: cons_loop); MYIA_LLVM_UNRECURSE=0 keeps them native recursions
         self.unrecurse = os.environ.get("MYIA_LLVM_UNRECURSE", "1") != "0"
 
     def check_program(self):
