@@ -5,11 +5,17 @@ stdin is a terminal (multi-line editing: a `def` continues until a blank line, a
 Python REPL; history in ~/.myia_history; completion from the session), else line by line
 from the pipe.  Drawings are written as SVG files (plots as PNG) in an output folder
 whose paths are printed, followed by the text IR.
+
+Interrupts: at a terminal, Ctrl-C stops the running cell and keeps the session, even when
+the process started with SIGINT ignored (the person at the terminal means it).  Reading a
+pipe, the REPL is a script and keeps the disposition it was started with, as Python does.
 """
 
 import argparse
 import base64
+import contextlib
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -114,6 +120,21 @@ class Repl:
                 self._write(text)
 
 
+@contextlib.contextmanager
+def sigint_raises():
+    """SIGINT raises KeyboardInterrupt in the block (the session answers it as an error
+    of the cell), whatever disposition the process had; the old one comes back."""
+    try:
+        old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:  # not the main thread: signals are not ours to take
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def interactive(repl, history_file=None, input=None, output=None):
     """The prompt_toolkit loop (`input`/`output`: prompt_toolkit's, for tests)."""
     from prompt_toolkit import PromptSession
@@ -167,7 +188,8 @@ def interactive(repl, history_file=None, input=None, output=None):
         except EOFError:
             break
         if text.strip():
-            repl.run(text)
+            with sigint_raises():
+                repl.run(text)
             n += 1
         if repl.exit_requested:
             break

@@ -12,9 +12,18 @@ argument), and the test id ends with the backend (`test_x[...-llvm]`).  What the
 LLVM backend refuses is asserted, not skipped: see `refused_by_llvm` in
 tests/helpers.py.  Tests about the VM itself stay on the VM, and tests that compare
 a backend with the VM (tests/backend) name their backends themselves.
+
+Process state.  tests/guards.py fails a test that leaves a signal's disposition
+changed, and backs pytest-timeout up against hangs that SIGALRM cannot break.  A test
+that sends itself SIGINT takes the `sigint_raises` fixture: the suite may start with
+SIGINT ignored (a background job of a script, `nohup`).
 """
 
+import signal
+
 import pytest
+
+pytest_plugins = ["tests.guards", "pytester"]
 
 #: the backends every program-running test runs on
 BACKENDS = ("vm", "llvm")
@@ -25,3 +34,14 @@ def backend(request, monkeypatch):
     """The default backend ($MYIA_BACKEND) for this test: each of BACKENDS in turn."""
     monkeypatch.setenv("MYIA_BACKEND", request.param)
     return request.param
+
+
+@pytest.fixture
+def sigint_raises():
+    """SIGINT raises KeyboardInterrupt for the test's duration, whatever the process
+    started with (a background job of a non-interactive shell starts with it ignored)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)

@@ -63,6 +63,7 @@ def test_grad_vs_autograd(case):
 
 
 @pytest.mark.parametrize("case", SCALAR_ARG, ids=lambda c: c.name)
+@pytest.mark.timeout(300)  # nested loops: ~30 s
 def test_second_derivative_vs_autograd(case, backend):
     try:
         theirs = _autograd(_autograd_twin(case).fn, 2, case.args)

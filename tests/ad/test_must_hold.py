@@ -194,12 +194,14 @@ def fourth_in_subset(x):
     return grad(grad(grad(grad(quintic))))(x)
 
 
+@pytest.mark.timeout(600)  # about 50 s on llvm: a fourth derivative compiles slowly
 @pytest.mark.usefixtures("backend")
 def test_fourth_derivative_from_python():
     d4 = myia.grad(myia.grad(myia.grad(myia.grad(quintic))))
     assert myia.compile(d4)(-3.0) == pytest.approx(-360.0)  # 120 x
 
 
+@pytest.mark.timeout(600)  # about 50 s on llvm
 @pytest.mark.usefixtures("backend")
 def test_fourth_derivative_in_subset():
     assert myia.compile(fourth_in_subset)(-3.0) == pytest.approx(-360.0)
@@ -491,6 +493,7 @@ def _while_return_hand(x):
     (while_return, 5.0, math.cos(5.0)),
     (nested_loops_break, 0.3, 200 * 0.3),
 ], ids=lambda v: getattr(v, "__name__", None))
+@pytest.mark.timeout(300)  # second derivatives of nested loops: up to ~25 s
 def test_loop_exits(fn, x, expected, backend):
     assert myia.grad(fn)(x) == pytest.approx(expected)
     # and the second derivative, against finite differences of the first
@@ -818,6 +821,7 @@ def test_deep_loop_100k():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_deep_loop_1m(request):
     # About 2.5-4 minutes and 4 GB on the VM (measured before the optimizer exists):
     # run it with `-m slow` or MYIA_RUN_SLOW=1, not in the everyday suite.

@@ -13,12 +13,8 @@ Three levels, none needing a GPU:
 Running the kernels on the CPU is `test_cupy_corpus.py` (the emulator).
 """
 
-import contextlib
 import shutil
-import signal
 import subprocess
-import threading
-import warnings
 
 import numpy as np
 import pytest
@@ -232,48 +228,14 @@ def _prim(node):
 ARRAY_CASES = [c for c in CASES if "array" in c.tags]
 
 
-class Expired(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def time_limit(seconds):
-    """Raise `Expired` in the body after `seconds` (main thread only; elsewhere, none)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def expire(signum, frame):
-        raise Expired()
-
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 def corpus_sources():
-    """Every kernel source of the array programs of the corpus and their gradients
-    (a program the optimizer does not finish in 60 s is left out, with a warning)."""
+    """Every kernel source of the array programs of the corpus and their gradients."""
     sources = {}
-    missing = []
     for c in ARRAY_CASES:
         fns = [c.fn] + ([myia.grad(c.fn)] if "differentiable" in c.tags else [])
         for fn in fns:
-            try:
-                with time_limit(30):
-                    plan = plan_for(fn, *c.args)
-            except Expired:
-                missing.append(getattr(fn, "__name__", c.name))
-                continue
-            for g in plan:
+            for g in plan_for(fn, *c.args):
                 sources[g.source.key] = g.source
-    if missing:
-        warnings.warn(f"the optimizer did not finish on {', '.join(missing)}: their "
-                      f"kernels are not checked")
     return list(sources.values())
 
 

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -306,7 +307,7 @@ def test_interrupt_flag_stops_a_loop():
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_sigint_stops_a_loop():
+def test_sigint_stops_a_loop(sigint_raises):
     f = llvm(forever)
     f(-1.0)
     killer = subprocess.Popen(["sh", "-c", f"sleep 0.3; kill -INT {os.getpid()}"])
@@ -315,6 +316,27 @@ def test_sigint_stops_a_loop():
             f(1.0)
     finally:
         killer.wait()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_an_ignored_sigint_stays_ignored_and_the_flag_still_stops():
+    # A process started with SIGINT ignored (nohup, a script's background job) asked
+    # not to be stopped by it: compiled code keeps that, as Python code does.
+    f = llvm(forever)
+    f(-1.0)
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    killer = subprocess.Popen(["sh", "-c", f"sleep 0.2; kill -INT {os.getpid()}"])
+    timer = threading.Timer(1.0, request_interrupt)
+    timer.start()
+    start = time.perf_counter()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            f(1.0)
+        assert time.perf_counter() - start >= 0.9  # SIGINT did not stop it; the flag did
+    finally:
+        killer.wait()
+        timer.join()
+        signal.signal(signal.SIGINT, old)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")

@@ -4,8 +4,10 @@ session and a REPL process start on)."""
 
 import io
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -93,3 +95,28 @@ def test_interactive_loop_with_prompt_toolkit(tmp_path):
     assert out.getvalue() == "8.0\n"
     assert "Line magic function `%nope` not found." in err.getvalue()
     assert "+f(4.0)" in history.read_text()
+
+
+def test_ctrl_c_stops_a_cell_at_a_terminal_even_when_sigint_started_ignored(tmp_path):
+    pexpect = pytest.importorskip("pexpect")
+    env = dict(os.environ, TERM="dumb", MYIA_HISTORY=str(tmp_path / "history"))
+    child = pexpect.spawn(
+        sys.executable, ["-m", "myia_kernel", "repl", "--out", str(tmp_path)],
+        env=env, encoding="utf-8", timeout=60, dimensions=(40, 200),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))  # as under nohup
+    try:
+        child.expect(r"In \[1\]")
+        for line in ("def forever(x):", "while x > 0.0: x = x + 1.0", "return x", "", ""):
+            child.send(line + "\r")
+        child.expect(r"In \[2\]")
+        child.send("forever(1.0)\r")
+        time.sleep(1.0)  # the compiled loop is running
+        child.sendintr()
+        child.expect("KeyboardInterrupt: the cell was interrupted")
+        child.expect(r"In \[3\]")
+        child.send("forever(-2.0)\r")  # the session and its definitions survive
+        child.expect(r"-2\.0")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
