@@ -4,6 +4,7 @@ sets $MYIA_BACKEND, which the kernel process inherits); and `python -m myia_kern
 writes a notebook as HTML with its drawings (on the default backend)."""
 
 import json
+import signal
 import subprocess
 import sys
 
@@ -27,7 +28,13 @@ def test_notebook_runs_clean(path):
     setup_jupyter_env()
     nb = nbformat.read(path, as_version=4)
     assert nb.metadata.kernelspec.name == "myia"
-    NotebookClient(nb, kernel_name="myia", timeout=300).execute()  # raises on an error
+    # nbclient's asyncio loop puts Python's default SIGINT handler back when it is done,
+    # not the disposition it found (SIGINT may have started ignored): restore that
+    sigint = signal.getsignal(signal.SIGINT)
+    try:
+        NotebookClient(nb, kernel_name="myia", timeout=300).execute()  # raises on an error
+    finally:
+        signal.signal(signal.SIGINT, sigint)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     errors = [c for c in nb.cells if c.cell_type == "code"
               and any(o.output_type == "error" for o in c.outputs)]
