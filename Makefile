@@ -12,11 +12,12 @@ PYTEST_ARGS ?=
 PKG_INITS := $(wildcard core/myia/__init__.py myia_kernel/__init__.py)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv install install-test install-bench graphviz demo test bench repl kernel clean distclean
+.PHONY: help venv install install-test install-bench graphviz demo test fuzz bench repl kernel clean distclean
 
 help:
 	@echo "make demo          install (editable), run the demo and write the tour notebook as HTML"
 	@echo "make test          install with [test] extras and run the test suite on 2 cores"
+	@echo "make fuzz          2,000 random programs: values and gradients, vm against llvm and finite differences"
 	@echo "make bench         install with [bench] extras (optional ones may fail) and run benchmarks"
 	@echo "make repl          start the myia terminal REPL"
 	@echo "make kernel        install the Jupyter kernelspec myia into .venv"
@@ -111,6 +112,12 @@ demo: install graphviz
 
 test: install-test graphviz
 	$(VPY) -m pytest -n 2 $(PYTEST_ARGS) tests
+
+# The random-program test at 2,000 programs (the suite runs 300); FUZZ_EXAMPLES=N for more.
+FUZZ_EXAMPLES ?= 2000
+fuzz: install-test
+	MYIA_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VPY) -m pytest -q --hypothesis-show-statistics \
+	  tests/ad/test_random_programs.py -k both_backends
 
 bench: install-bench
 	@if [ -f benchmarks/__main__.py ]; then \

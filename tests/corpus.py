@@ -590,6 +590,38 @@ def nested_loops_float(x, n):
     return acc
 
 
+# A parameter aliased through an `if` and used with itself in a loop: inlining the code
+# after the `if` into each branch copied the loop's backpropagators, which the llvm
+# backend took for one function (issue 16: its gradient was 6.0 instead of 9.0, and
+# with `while`, garbage read from a record of another layout).
+@case(1.5, 0.5, tags=("branch", "loop", "for", D))
+@case(2.0, -0.5, tags=("branch", "loop", "for", D))
+def aliased_through_if_for(x, y):
+    if y > 0.0:
+        v = x
+    else:
+        v = x * y
+    s = 0.0
+    for k in range(3):
+        s = s + x * v
+    return s
+
+
+@case(1.5, 0.5, tags=("branch", "loop", "while", D))
+@case(2.0, -0.5, tags=("branch", "loop", "while", D))
+def aliased_through_if_while(x, y):
+    if y > 0.0:
+        v = x
+    else:
+        v = x * y
+    s = 0.0
+    k = 0
+    while k < 3:
+        s = s + x * v
+        k = k + 1
+    return s
+
+
 @case(5, 7, tags=("loop", "while", "nested_loop", "early_return", "int", "tuple"))
 def find_pair_with_sum(n, target):
     i = 0

@@ -1,10 +1,16 @@
-"""Random scalar programs: myia.grad against central finite differences.
+"""Random scalar programs: values and gradients on "vm" and "llvm" against each other,
+against plain Python and against central finite differences.
 
 Hypothesis draws small programs over 1-3 float inputs: straight-line assignments of
-expressions built from +, -, *, /, sin, cos, exp and tanh, and `if/else` statements or
-conditional expressions on a comparison of intermediate values.  Each program is
-rendered to Python source and written to a file (the parser reads source through
-`inspect`), imported, and differentiated with respect to all its inputs.
+expressions built from +, -, *, /, sin, cos, exp and tanh, `if/else` statements or
+conditional expressions on a comparison of intermediate values (a branch may just
+name an earlier value: `v = x`, an alias), and `for` or `while` loops that update a
+value from itself and earlier ones a few times.  Each program is rendered to Python
+source and written to a file (the parser reads source through `inspect`), imported,
+and differentiated with respect to all its inputs.
+
+`make fuzz` runs 2,000 programs (MYIA_FUZZ_EXAMPLES); the suite runs 300, the same ones
+on every CI run.
 
 The reference is a small interpreter of the same program (`evaluate`), which also
 records the branch taken at each comparison: a point is skipped (`assume`) when a
@@ -23,7 +29,7 @@ import pytest
 import myia
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, assume, event, given, settings  # noqa: E402
+from hypothesis import HealthCheck, assume, event, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 BINARY = ("+", "-", "*", "/")
@@ -43,7 +49,11 @@ class Reject(Exception):
 #   ("assign", e)                                  v = e
 #   ("if", i, cmp, j, e1, e2)                      if vi cmp vj: v = e1  else: v = e2
 #   ("ifexp", i, cmp, j, e1, e2)                   v = e1 if vi cmp vj else e2
-# values 0..n_inputs-1 are the inputs x0.., then v0, v1, ... in order.
+#   ("for", n, e0, e)                              v = e0; for k in range(n): v = e
+#   ("while", n, e0, e)                            v = e0; k = 0
+#                                                  while k < n: v = e; k = k + 1
+# values 0..n_inputs-1 are the inputs x0.., then v0, v1, ... in order; in a loop's `e`,
+# the value being defined is a ref too (the last index): the loop carries it.
 
 
 def expressions(n_values, depth):
@@ -68,14 +78,21 @@ def programs(draw):
     statements = []
     for k in range(n_statements):
         n = n_inputs + k
-        kind = draw(st.sampled_from(("assign", "assign", "if", "ifexp")))
+        kind = draw(st.sampled_from(("assign", "assign", "if", "ifexp", "for", "while")))
         if kind == "assign":
             statements.append(("assign", draw(expressions(n, 2))))
+        elif kind in ("for", "while"):
+            statements.append((kind, draw(st.integers(1, 4)), draw(expressions(n, 1)),
+                               draw(expressions(n + 1, 2))))
         else:
             i = draw(st.integers(0, n - 1))
             j = (i + 1 + draw(st.integers(0, max(n - 2, 0)))) % n  # j != i when n > 1
+            # a branch is often just an earlier value (`v = x`): aliases through a
+            # branch, used together later, are where the llvm backend once went wrong
+            branch = st.one_of(st.tuples(st.just("ref"), st.integers(0, n - 1)),
+                               expressions(n, 2))
             statements.append((kind, i, draw(st.sampled_from(COMPARE)), j,
-                               draw(expressions(n, 2)), draw(expressions(n, 2))))
+                               draw(branch), draw(branch)))
     return n_inputs, tuple(statements)
 
 
@@ -102,6 +119,20 @@ def render(program, name="f"):
         target = f"v{k}"
         if s[0] == "assign":
             lines.append(f"    {target} = {render_expr(s[1], n_inputs)}")
+            continue
+        if s[0] == "for":
+            _, n, e0, e = s
+            lines += [f"    {target} = {render_expr(e0, n_inputs)}",
+                      f"    for k{k} in range({n}):",
+                      f"        {target} = {render_expr(e, n_inputs)}"]
+            continue
+        if s[0] == "while":
+            _, n, e0, e = s
+            lines += [f"    {target} = {render_expr(e0, n_inputs)}",
+                      f"    k{k} = 0",
+                      f"    while k{k} < {n}:",
+                      f"        {target} = {render_expr(e, n_inputs)}",
+                      f"        k{k} = k{k} + 1"]
             continue
         _, i, cmp, j, e1, e2 = s
         cond = f"{_name(i, n_inputs)} {cmp} {_name(j, n_inputs)}"
@@ -159,6 +190,12 @@ def evaluate(program, xs):
     for s in statements:
         if s[0] == "assign":
             values.append(eval_expr(s[1], values))
+            continue
+        if s[0] in ("for", "while"):
+            _, n, e0, e = s
+            values.append(eval_expr(e0, values))
+            for _ in range(n):
+                values[-1] = eval_expr(e, values)
             continue
         _, i, cmp, j, e1, e2 = s
         a, b = values[i], values[j]
@@ -223,10 +260,11 @@ coords = st.floats(min_value=-3.0, max_value=3.0, allow_nan=False, allow_infinit
 #: on CI (CI=true) the same programs every run, so that a red CI is a regression and not
 #: the draw of a new program; elsewhere new ones each run (what they find goes below,
 #: as a plain test, like NESTED_IFS)
-SETTINGS = settings(max_examples=int(os.environ.get("MYIA_HYPOTHESIS_EXAMPLES", 30)), deadline=None,
-                    derandomize=bool(os.environ.get("CI")),
-                    suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                           HealthCheck.too_slow, HealthCheck.filter_too_much])
+FUZZ_SETTINGS = settings(max_examples=int(os.environ.get("MYIA_FUZZ_EXAMPLES", 300)),
+                         deadline=None, derandomize=bool(os.environ.get("CI")),
+                         suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                HealthCheck.too_slow,
+                                                HealthCheck.filter_too_much])
 
 
 @pytest.mark.usefixtures("backend")
@@ -251,30 +289,47 @@ def test_render_example(program_dir):
         assert myia.grad(f, (0, 1))(*xs) == pytest.approx(tuple(grads), rel=1e-6, abs=1e-8)
 
 
-@pytest.mark.usefixtures("backend")
-@SETTINGS
-@given(program=programs(), data=st.data())
-def test_grad_of_random_program(program_dir, program, data):
+#: issue 16's minimal form: x aliased through an `if`, then used with itself in a loop
+ALIAS_THEN_LOOP = (2, (("if", 1, ">", 0, ("ref", 0), ("bin", "*", ("ref", 0), ("ref", 1))),
+                       ("for", 3, ("const", 0.5),
+                        ("bin", "+", ("ref", 3), ("bin", "*", ("ref", 0), ("ref", 2))))))
+
+
+@pytest.mark.timeout(1800)  # make fuzz: 2,000 programs
+@FUZZ_SETTINGS
+@given(program=programs(), point=st.tuples(coords, coords, coords))
+@example(program=ALIAS_THEN_LOOP, point=(1.5, 2.0, 0.0))
+@example(program=(ALIAS_THEN_LOOP[0], ALIAS_THEN_LOOP[1][:1] + (
+    ("while",) + ALIAS_THEN_LOOP[1][1][1:],)), point=(1.5, 2.0, 0.0))
+def test_random_program_on_both_backends(program_dir, program, point):
+    """Values: plain Python, vm and llvm agree.  Gradients: vm and llvm agree with each
+    other (to rounding) and with finite differences."""
     n_inputs = program[0]
-    xs = tuple(data.draw(coords, label=f"x{i}") for i in range(n_inputs))
+    xs = point[:n_inputs]
     try:
         value, expected = fd_gradient(program, xs)
     except (Reject, OverflowError, ZeroDivisionError, ValueError):
         assume(False)
-    n_branches = sum(s[0] != "assign" for s in program[1])
-    event(f"{n_branches} branch(es)" if n_branches < 2 else "2+ branches")
+    event("loop" if any(s[0] in ("for", "while") for s in program[1]) else "no loop")
     source = render(program)
     f = load(source, program_dir).f
     assert f(*xs) == value, source  # the rendering means what the interpreter computes
-    assert myia.compile(f)(*xs) == pytest.approx(value, rel=1e-12, abs=1e-12), source
-    grads = myia.grad(f, tuple(range(n_inputs)))(*xs)
-    assert isinstance(grads, tuple) and len(grads) == n_inputs
-    for i, (g, e) in enumerate(zip(grads, expected)):
-        assert g == pytest.approx(e, rel=1e-5, abs=1e-6), (
-            f"d/dx{i} at {xs}: myia {g}, finite differences {e}\n{source}")
+    argnums = tuple(range(n_inputs))
+    results = {}
+    for backend in ("vm", "llvm"):
+        v = myia.compile(f, backend=backend)(*xs)
+        assert v == pytest.approx(value, rel=1e-12, abs=1e-12), (backend, source)
+        grads = myia.compile(myia.grad(f, argnums), backend=backend)(*xs)
+        assert isinstance(grads, tuple) and len(grads) == n_inputs
+        results[backend] = grads
+    for i, (gv, gl, e) in enumerate(zip(results["vm"], results["llvm"], expected)):
+        assert gl == pytest.approx(gv, rel=1e-9, abs=1e-12), (
+            f"d/dx{i} at {xs}: vm {gv}, llvm {gl}\n{source}")
+        assert gv == pytest.approx(e, rel=1e-5, abs=1e-6), (
+            f"d/dx{i} at {xs}: myia {gv}, finite differences {e}\n{source}")
 
 
-#: found by test_grad_of_random_program: on llvm, the optimized gradient called a branch
+#: found by the random-program test: on llvm, the optimized gradient called a branch
 #: that returned only its backpropagator at a site typed as the (value, backpropagator)
 #: pair, and the backend refused it.
 NESTED_IFS = (3, (('if', 0, '<', 1, ('ref', 0), ('const', 0.5)),

@@ -26,31 +26,41 @@ _DTYPES = ("bool", "int64", "float64", "float32")
 
 class OptionTable:
     """Maps function options (GraphFunction...) to the specialized graphs of one
-    program."""
+    program.
+
+    Inlining copies the graphs nested in the inlined one with their abstracts, so
+    several graphs may stand for one option; the optimizer then rewrites each copy in
+    its own context, so their captured values and their code differ.  Where an option
+    is made as a value by several graphs, each copy is a function of its own (`copies`):
+    a value of that option says, by its tag, which copy made it."""
 
     def __init__(self, mng):
         from ...infer.abstract import AFunction
-        from ...ir import Constant, Graph
+        from ...ir import Apply, Constant, Graph
         from ...prim import ops as P
 
         self.mng = mng
-        self.graphs = {}
+        self._any = {}  # option -> a graph of a constant naming it
+        self._values = {}  # option -> the graphs of constants that make it as a value
         # closures whose values are records (myia.infer.specialize, "J of a closure
-        # made elsewhere"): option -> a make_closure node that makes one
-        self.records = {}
+        # made elsewhere"): option -> the make_closure nodes that make one, one per
+        # record graph
+        self._records = {}
         for g in mng.graphs:
             for node in mng.nodes(g):
-                for inp in getattr(node, "inputs", ()):
+                for i, inp in enumerate(getattr(node, "inputs", ())):
                     if isinstance(inp, Constant) and isinstance(inp.value, Graph):
-                        self._note(inp, AFunction)
+                        self._note(inp, AFunction, as_value=not (i == 0 and isinstance(node, Apply)))
                 if node.is_apply(P.make_closure) and isinstance(node.abstract, AFunction) \
                         and len(node.abstract.options) == 1:
-                    self.records.setdefault(next(iter(node.abstract.options)), node)
+                    makers = self._records.setdefault(next(iter(node.abstract.options)), [])
+                    if all(m.inputs[1].value is not node.inputs[1].value for m in makers):
+                        makers.append(node)
             out = g.output
             if isinstance(out, Constant) and isinstance(out.value, Graph):
-                self._note(out, AFunction)
+                self._note(out, AFunction, as_value=True)
 
-    def _note(self, const, AFunction):
+    def _note(self, const, AFunction, as_value):
         a = const.abstract
         if a is None and "option" in const.value.flags:
             # an untyped copy of a function inference never saw called (its value is
@@ -58,11 +68,25 @@ class OptionTable:
             a = AFunction([const.value.flags["option"]])
         if isinstance(a, AFunction) and len(a.options) == 1:
             (opt,) = a.options
-            if const.value in self.mng._s.nodes:
-                self.graphs.setdefault(opt, const.value)
+            g = const.value
+            if g in self.mng._s.nodes:
+                self._any.setdefault(opt, g)
+                graphs = self._values.setdefault(opt, []) if as_value else None
+                if graphs is not None and g not in graphs:
+                    graphs.append(g)
 
     def graph_of(self, opt):
-        return self.graphs.get(opt)
+        graphs = self._values.get(opt)
+        return graphs[0] if graphs else self._any.get(opt)
+
+    def copies(self, opt):
+        """The graphs that make values of `opt`, when there are several (else [])."""
+        graphs = self._values.get(opt, ())
+        return list(graphs) if len(graphs) > 1 else []
+
+    def records(self, opt):
+        """The make_closure nodes that make records of `opt`, one per record graph."""
+        return self._records.get(opt, [])
 
 
 class Converter:
@@ -110,7 +134,7 @@ class Converter:
                 # an option whose graph the program no longer contains (the optimizer
                 # removed every constant that made it) is a function no value can be
                 options = [o for o in options if not self.unreachable(o)] or options
-            return Func([self.option(o, node) for o in options])
+            return Func([c for o in options for c in self.callees(o, node)])
         if t is A.ASlice:
             raise backend_error("a slice whose bounds are computed at run time", node)
         raise backend_error(f"a value of abstract type {a}", node)
@@ -119,7 +143,31 @@ class Converter:
         from ...infer import abstract as A
 
         return isinstance(o, A.GraphFunction) and self.options.graph_of(o) is None \
-            and o not in self.options.records
+            and not self.options.records(o)
+
+    def callees(self, o, node):
+        """The Callees that values of option `o` may be: one, or one per copy."""
+        from ...infer import abstract as A
+
+        if isinstance(o, A.GraphFunction):
+            records = self.options.records(o)
+            if len(records) > 1:
+                return [self.record(rec, o, copy=True) for rec in records]
+            copies = self.options.copies(o)
+            if copies and not records:
+                return [Callee(graph=g, fvs=self.L.fvs[g], key=o, copy=True) for g in copies]
+        return [self.option(o, node)]
+
+    def record(self, rec, o, copy=False):
+        """The Callee of a closure's record made by make_closure node `rec`: the free
+        variables of its graph, then the bound values."""
+        g = rec.inputs[1].value
+        bound = [self.L.ltype(b) for b in rec.inputs[2:]]
+        return Callee(graph=g, fvs=self.L.fvs[g], bound=bound, key=o, copy=copy)
+
+    def is_copy(self, o, g):
+        """Is graph `g` one of several that make values of option `o`?"""
+        return g in self.options.copies(o)
 
     def option(self, o, node):
         from ...infer import abstract as A
@@ -128,11 +176,9 @@ class Converter:
         if isinstance(o, A.PrimitiveFunction):
             return Callee(prim=o.prim, key=o)
         if isinstance(o, A.GraphFunction):
-            rec = self.options.records.get(o)
-            if rec is not None:  # {the wrapper's free variables, the bound values}
-                g = rec.inputs[1].value
-                bound = [self.L.ltype(b) for b in rec.inputs[2:]]
-                return Callee(graph=g, fvs=self.L.fvs[g], bound=bound, key=o)
+            records = self.options.records(o)
+            if records:  # {the wrapper's free variables, the bound values}
+                return self.record(records[0], o)
             g = self.options.graph_of(o)
             if g is None:
                 raise backend_error(
@@ -143,6 +189,9 @@ class Converter:
             inner = self.option(o.fn, node)
             if inner.graph is None:
                 raise backend_error(f"a partial application of {o.fn.name}", node)
+            if self.options.copies(o.fn) or len(self.options.records(o.fn)) > 1:
+                raise backend_error(f"a partial application of {o.fn.name}, a function "
+                                    f"the optimizer copied", node)
             bound = [self(x, node) for x in o.args]
             return Callee(graph=inner.graph, fvs=inner.fvs, bound=list(inner.bound) + bound,
                           key=o)

@@ -257,7 +257,8 @@ class Lowering:
         options = getattr(abstract, "options", None)
         if options is not None and len(options) == 1:
             (key,) = options
-        return Func([Callee(graph=g, fvs=fvs, key=key)])
+        copy = key is not None and self._to_ltype.is_copy(key, g)
+        return Func([Callee(graph=g, fvs=fvs, key=key, copy=copy)])
 
     def param_types(self, g):
         return [self.ltype(p) for p in g.parameters]

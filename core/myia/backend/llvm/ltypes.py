@@ -134,19 +134,22 @@ class Callee:
     """One function a Func value may be: `graph` with the values it captures (its free
     variables `fvs`, then, for a closure-converted record, the leading arguments bound
     to it, of types `bound`), or a primitive (`prim`).  `key` is inference's function
-    option when known: two copies of one specialized graph (made by inlining) are the
-    same option, and their captured values correspond one to one.  The types of the
-    captured values are computed by the lowering (they may mention this very
-    function: the backpropagator of a loop captures the next one)."""
+    option when known.  Two copies of one specialized graph (made by inlining) share
+    their option; where several copies make values (`copy`), each is a Callee of its
+    own, since the optimizer rewrote each in its own context (see
+    `abstracts.OptionTable`).  The types of the captured values are computed by the
+    lowering (they may mention this very function: the backpropagator of a loop
+    captures the next one)."""
 
-    __slots__ = ("graph", "fvs", "bound", "prim", "key")
+    __slots__ = ("graph", "fvs", "bound", "prim", "key", "copy")
 
-    def __init__(self, graph=None, fvs=(), bound=(), prim=None, key=None):
+    def __init__(self, graph=None, fvs=(), bound=(), prim=None, key=None, copy=False):
         self.graph = graph
         self.fvs = tuple(fvs)
         self.bound = tuple(bound)
         self.prim = prim
         self.key = key
+        self.copy = copy
 
     @property
     def n_captured(self):
@@ -156,7 +159,7 @@ class Callee:
         if self.prim is not None:
             return ("prim", self.prim)
         if self.key is not None:
-            return ("opt", self.key)
+            return ("opt", self.key, id(self.graph)) if self.copy else ("opt", self.key)
         return (id(self.graph), id(self.prim), self.bound)
 
     def __eq__(self, other):

@@ -164,9 +164,10 @@ def lower_make_closure(fl, node, args, types, out):
         raise backend_error(f"make_closure typed {out}", node)
     g = node.inputs[1].value
     fvs = fl.L.fvs[g]
-    # (a closure's record, made by specialization, is the closure's option: its key)
-    key = out.options[0].key if out.single else None
-    callee = Callee(graph=g, fvs=fvs, bound=types[1:], key=key)
+    # a closure's record, made by specialization, is the closure's option (one of
+    # them, when the optimizer copied the record's graph: the one of this graph)
+    callee = next((o for o in out.options if o.graph is g and o.bound == tuple(types[1:])),
+                  None) or Callee(graph=g, fvs=fvs, bound=types[1:])
     values = [fl.value(v) for v in fvs] + list(args[1:])
     v = fl.make_func_value(callee, values)
     return coerce(fl, v, Func([callee]), out, node)
@@ -174,15 +175,27 @@ def lower_make_closure(fl, node, args, types, out):
 
 @rule(P.closure_bound)
 def lower_closure_bound(fl, node, args, types, out):
-    """The i-th bound value of a make_closure record: after its free variables."""
+    """The i-th bound value of a make_closure record: after its free variables (in
+    each copy's record, when the optimizer copied the record's graph: a branch on the
+    tag)."""
     f, i = types[0], node.inputs[2]
-    if not (isinstance(f, Func) and f.single and f.options[0].bound
-            and isinstance(getattr(i, "value", None), int)
-            and 0 <= i.value < len(f.options[0].bound)):
+    if not (isinstance(f, Func) and isinstance(getattr(i, "value", None), int)
+            and all(o.bound and 0 <= i.value < len(o.bound) for o in f.options)):
         raise backend_error(f"closure_bound of a function value of type {f}", node)
-    opt = f.options[0]
-    k = len(opt.fvs) + i.value
-    return coerce(fl, load_captured(fl.b, fl.L, opt, args[0])[k], opt.bound[i.value], out, node)
+
+    def bound_of(opt, record):
+        k = len(opt.fvs) + i.value
+        return coerce(fl, load_captured(fl.b, fl.L, opt, record)[k], opt.bound[i.value],
+                      out, node)
+
+    if f.single:
+        return bound_of(f.options[0], args[0])
+    record, blocks = fl.branch_on_tag(args[0], len(f.options), "record")
+    results = []
+    for opt, bb in zip(f.options, blocks):
+        fl.b.position_at_end(bb)
+        results.append((bound_of(opt, record), fl.b.block))
+    return fl.join(results, out, "bound")
 
 
 @rule(P.Jinv)
