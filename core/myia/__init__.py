@@ -14,6 +14,7 @@ from .api import _register_in_subset, compile, grad, hessian, ir, jvp, value_and
 from .errors import (
     MyiaError,
     MyiaNameError,
+    MyiaOverflowError,
     MyiaShapeError,
     MyiaSourceError,
     MyiaSyntaxError,
@@ -26,6 +27,6 @@ from .api import ir  # noqa: E402,F811  (the function, not the subpackage)
 
 __all__ = [
     "compile", "grad", "hessian", "ir", "jvp", "value_and_grad", "vjp",
-    "MyiaError", "MyiaNameError", "MyiaShapeError", "MyiaSourceError", "MyiaSyntaxError",
+    "MyiaError", "MyiaNameError", "MyiaOverflowError", "MyiaShapeError", "MyiaSourceError", "MyiaSyntaxError",
     "MyiaTypeError", "MyiaValueError",
 ]

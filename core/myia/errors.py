@@ -114,6 +114,13 @@ class MyiaValueError(MyiaError):
     kind = "MyiaValueError"
 
 
+class MyiaOverflowError(MyiaValueError):
+    """An integer result outside int64's range (never a silent wrap), or an array too
+    big to allocate."""
+
+    kind = "MyiaOverflowError"
+
+
 class MyiaAssertionError(MyiaValueError):
     """An `assert` in the user's program failed."""
 

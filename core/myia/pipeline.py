@@ -168,6 +168,9 @@ class Pipeline:
         if kwargs:
             raise MyiaError("keyword arguments are not supported when calling a compiled function",
                             hint="pass the arguments by position")
+        from .arguments import entry_values
+
+        args = entry_values(args)
         if self.cupy is not None:  # arguments may be CuPy arrays; see myia.backend.cupy
             return self.cupy(to_graph(fn), args)
         graph = self.specialize(fn, args)  # type errors appear before anything runs

@@ -252,6 +252,14 @@ def broadcast_scalar(x):
     return P.broadcast_to(x, (2, 3))
 
 
+def full_of(x):
+    return P.full((2, 3), x, "float64") * np.full((2, 3), 2.0)
+
+
+def full_np(x):
+    return np.sum(np.full((3, 2), x) * np.ones((3, 2)) + x)
+
+
 def sum_to(x):
     return P.sum_to(x, (1, 4))
 
@@ -446,6 +454,8 @@ CASES = [
     ("broadcast_to", broadcast_to, (rand(1, 4),)),
     ("broadcast_to", broadcast_to, (rand(4),)),
     ("broadcast_to", broadcast_scalar, (0.7,)),
+    ("full", full_of, (0.7,)),
+    ("full", full_np, (-1.3,)),
     ("sum_to", sum_to, (rand(3, 4),)),
     ("sum_to", sum_to_row, (rand(3, 4),)),
     ("unbroadcast", unbroadcast, (rand(3, 4), rand(1, 4))),

@@ -2,15 +2,20 @@
 
 Semantics: float operations follow IEEE 754 as NumPy does (1.0 / 0.0 is inf, the log
 of a negative number is nan); integer division or modulo by zero is an error.
+Integers are int64 on every backend: a scalar result outside its range is a
+MyiaOverflowError (Python would give a big int, NumPy would wrap); an integer raised
+to a negative integer power is an error (NumPy's rule: the result is no integer).
+Integer *arrays* wrap on overflow, as NumPy's do.
 Each bprop returns one sensitivity per input, passed through `unbroadcast` so that it
 has the input's shape (and is zero for integer inputs).
 """
 
+import functools
 import operator
 
 import numpy as np
 
-from ..errors import MyiaValueError
+from ..errors import MyiaOverflowError, MyiaValueError
 from .grad_ops import zeros_like
 from .logic import eq, gt, lt
 from .primitive import Primitive, bprop, jvp
@@ -19,6 +24,38 @@ from .shape import unbroadcast
 
 def _is_int(x):
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+#: what an int64 overflow says, on every backend (the LLVM backend fills {a} and {b})
+OVERFLOW = {
+    "add": "integer overflow: {a} + {b} is out of int64's range",
+    "sub": "integer overflow: {a} - {b} is out of int64's range",
+    "mul": "integer overflow: {a} * {b} is out of int64's range",
+    "floordiv": "integer overflow: {a} // {b} is out of int64's range",
+    "pow": "integer overflow: {a} ** {b} is out of int64's range",
+    "neg": "integer overflow: -({a}) is out of int64's range",
+    "abs": "integer overflow: abs({a}) is out of int64's range",
+}
+NEGATIVE_POWER = "an integer raised to a negative integer power ({a}) is not an integer"
+
+
+def _int64(fn, name):
+    """`fn` on scalars that are ints (bools included) computes in Python ints and
+    checks that the result is an int64; on anything else it is `fn` itself."""
+    @functools.wraps(fn)  # its signature gives the primitive's arity
+    def impl(*args):
+        if all(isinstance(a, (int, np.integer, np.bool_)) for a in args) \
+                and not all(isinstance(a, (bool, np.bool_)) for a in args):
+            args = [int(a) for a in args]
+            r = fn(*args)
+            if not INT64_MIN <= r <= INT64_MAX:
+                raise MyiaOverflowError(OVERFLOW[name].format(
+                    a=args[0], b=args[1] if len(args) > 1 else None))
+            return r
+        return fn(*args)
+    return impl
 
 
 def _any_array(x, y):
@@ -43,6 +80,9 @@ def _floordiv(x, y):
     return x // y
 
 
+_floordiv = _int64(_floordiv, "floordiv")
+
+
 def _mod(x, y):
     _check_int_divisor(x, y, "modulo")
     if _any_array(x, y) or y == 0:
@@ -52,20 +92,24 @@ def _mod(x, y):
 
 def _pow(x, y):
     if _is_int(x) and _is_int(y):
-        return x ** y if y >= 0 else float(x) ** y
+        if y < 0:
+            raise MyiaValueError(NEGATIVE_POWER.format(a=y))
+        return _int_pow(x, y)
     if _any_array(x, y):
         return np.power(x, y)
     return float(np.power(np.float64(x), np.float64(y)))
 
 
-add = Primitive("add", operator.add, "x + y")
-sub = Primitive("sub", operator.sub, "x - y")
-mul = Primitive("mul", operator.mul, "x * y")
+_int_pow = _int64(operator.pow, "pow")
+
+add = Primitive("add", _int64(operator.add, "add"), "x + y")
+sub = Primitive("sub", _int64(operator.sub, "sub"), "x - y")
+mul = Primitive("mul", _int64(operator.mul, "mul"), "x * y")
 truediv = Primitive("truediv", _truediv, "x / y")
 floordiv = Primitive("floordiv", _floordiv, "x // y", nondiff=True)
 mod = Primitive("mod", _mod, "x % y")
 pow = Primitive("pow", _pow, "x ** y")
-neg = Primitive("neg", operator.neg, "-x")
+neg = Primitive("neg", _int64(operator.neg, "neg"), "-x")
 
 
 @bprop(add)
@@ -246,7 +290,8 @@ def _sign(x):
     return type(x)((x > 0) - (x < 0))
 
 
-abs = Primitive("abs", lambda x: np.abs(x) if isinstance(x, np.ndarray) else operator.abs(x))
+abs = Primitive("abs", _int64(lambda x: np.abs(x) if isinstance(x, np.ndarray) else operator.abs(x),
+                              "abs"))
 sign = Primitive("sign", _sign, "-1, 0 or 1", nondiff=True)
 floor = Primitive("floor", lambda x: np.floor(x) if isinstance(x, np.ndarray) else float(np.floor(x)),
                   nondiff=True)

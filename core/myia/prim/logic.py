@@ -4,7 +4,7 @@ import operator
 
 import numpy as np
 
-from ..errors import MyiaTypeError, MyiaValueError
+from ..errors import MyiaOverflowError, MyiaTypeError, MyiaValueError
 from .primitive import Primitive, bprop, jvp
 from .shape import unbroadcast
 
@@ -36,9 +36,19 @@ def _truth(x):
     return bool(x)
 
 
+#: what converting a float that no int64 holds says, on every backend
+TO_INT_NAN = "cannot convert nan to an int"
+TO_INT_RANGE = "cannot convert a float that is infinite or out of int64's range to an int"
+
+
 def _to_int(x):
     if isinstance(x, np.ndarray):
         return x.astype(np.int64)
+    if isinstance(x, (float, np.floating)):
+        if x != x:
+            raise MyiaValueError(TO_INT_NAN)
+        if not -9.223372036854775808e18 <= x < 9.223372036854775808e18:
+            raise MyiaOverflowError(TO_INT_RANGE)
     return int(x)
 
 

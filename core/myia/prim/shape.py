@@ -6,7 +6,7 @@
 
 import numpy as np
 
-from ..errors import MyiaShapeError, MyiaTypeError
+from ..errors import MyiaOverflowError, MyiaShapeError, MyiaTypeError, MyiaValueError
 from .grad_ops import zeros_like
 from .primitive import Primitive, bprop, jvp
 
@@ -81,19 +81,53 @@ inverse_axes = Primitive("inverse_axes", _inverse_axes,
 
 # ---- creation ---------------------------------------------------------------------
 
+#: the largest byte count of an array (NumPy's: a size in bytes must fit in an intp)
+MAX_BYTES = (1 << 63) - 1
+
+
+def fmt_dims(dims):
+    """A shape as Python writes a tuple: (3, 4), (5,), ()."""
+    return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
+
+
+#: what a shape too big to allocate, or with a negative dimension, says on every backend
+TOO_BIG = "array of shape {shape} is too big"
+NEGATIVE_DIMS = "negative dimensions are not allowed: {shape}"
+
+
+def too_big(dims):
+    return TOO_BIG.format(shape=fmt_dims(dims))
+
+
+def check_size(shp, itemsize=8):
+    """Refuse, before any allocation, a shape whose bytes do not fit in int64."""
+    n = itemsize
+    for d in shp:
+        n *= int(d)
+    if n > MAX_BYTES:
+        raise MyiaOverflowError(too_big(tuple(int(d) for d in shp)),
+                                hint="an array of this many elements cannot exist")
+
+
 def _full(shp, value, dt):
     if dt not in DTYPES:
         raise MyiaTypeError(f"unsupported dtype {dt!r}; use one of {', '.join(DTYPES)}")
+    if any(int(d) < 0 for d in (shp if isinstance(shp, tuple) else (shp,))):
+        raise MyiaValueError(NEGATIVE_DIMS.format(shape=fmt_dims(shp)))
+    check_size(shp if isinstance(shp, tuple) else (shp,), np.dtype(DTYPES[dt]).itemsize)
     return np.full(shp, value, dtype=DTYPES[dt])
 
 
-full = Primitive("full", _full, "np.full(shape, value, dtype)", nondiff=True)
+full = Primitive("full", _full, "np.full(shape, value, dtype)")
 
 
 # ---- reshaping --------------------------------------------------------------------
 
 def _reshape(x, shp):
     x = _as_array(x)
+    dims = shp if isinstance(shp, tuple) else (shp,)
+    if all(isinstance(d, (int, np.integer)) and d >= 0 for d in dims):
+        check_size(dims, x.dtype.itemsize)
     try:
         return _scalar_if_0d(x.reshape(shp))
     except ValueError:
@@ -136,6 +170,7 @@ def jvp_transpose(x, axes, dx, daxes):
 def _broadcast_to(x, shp):
     if shp == () and not isinstance(x, np.ndarray):
         return x
+    check_size(shp, np.asarray(x).dtype.itemsize)
     try:
         return np.broadcast_to(x, shp).copy()
     except ValueError:
@@ -206,6 +241,17 @@ def bprop_unbroadcast(d, x, out, dout):
 @jvp(unbroadcast)
 def jvp_unbroadcast(d, x, dd, dx):
     return unbroadcast(dd, x)
+
+
+@bprop(full)
+def bprop_full(shp, value, dt, out, dout):
+    # every element is the value: its sensitivity is their sum (zero for an int value)
+    return (zeros_like(shp), unbroadcast(dout, value), zeros_like(dt))
+
+
+@jvp(full)
+def jvp_full(shp, value, dt, dshp, dvalue, ddt):
+    return full(shp, dvalue, dt)
 
 
 def _astype(x, dt):

@@ -85,11 +85,12 @@ def compile_program(graph, dump=None):
     EntryBuilder(L.module, eng, entry_name, arg_types, out_type, body,
                  deep_budget=DEEP_STACK_SIZE - DEEP_STACK_MARGIN,
                  constants=L.constants).build()
-    addrs = eng.compile(L.module, [entry_name], dump=dump)
+    code = eng.compile(L.module, [entry_name], dump=dump)
     L.module = body = None  # the machine code is made: the IR (~10 objects an instruction) goes
     raise_error = L.errors.raise_error
-    entry = make_callable(addrs[entry_name], graph.name, (False, raise_error))
-    deep = make_callable(addrs[entry_name], graph.name + "_deep", (True, raise_error))
+    # the callables keep the machine code (its engine) alive, and nothing else does
+    entry = make_callable(code[entry_name], graph.name, (False, raise_error), keep=code)
+    deep = make_callable(code[entry_name], graph.name + "_deep", (True, raise_error), keep=code)
     return Compiled(graph, entry, deep, L, arg_types, out_type, time.perf_counter() - t0)
 
 
@@ -110,14 +111,23 @@ def _check_boxable(t, what, graph):
 
 
 def run_deep(entry, args):
-    """Call `entry` on a new thread with a DEEP_STACK_SIZE stack."""
+    """Call `entry` on a new thread with a DEEP_STACK_SIZE stack.
+
+    An interrupt while it runs sets the interrupt flag and waits until the native code
+    has seen it and returned: no compiled code runs on after the KeyboardInterrupt.
+    The wait is on an Event, not `Thread.join`: a join that a KeyboardInterrupt cuts
+    short marks the thread stopped while it still runs (CPython 3.11, bpo-45274's
+    handling), and every later join returns at once."""
     result = []
+    done = threading.Event()
 
     def target():
         try:
             result.append((True, entry(*args)))
         except BaseException as e:  # noqa: BLE001  (re-raised in the caller)
             result.append((False, e))
+        finally:
+            done.set()
 
     with _STACK_LOCK:
         old = threading.stack_size(DEEP_STACK_SIZE)
@@ -127,11 +137,10 @@ def run_deep(entry, args):
         finally:
             threading.stack_size(old)
     try:
-        while t.is_alive():
-            t.join(0.05)
+        done.wait()
     except KeyboardInterrupt:
         runtime.request_interrupt()
-        t.join()
+        _wait_through_interrupts(done)
         runtime.clear_interrupt()
         raise
     ok, value = result[0]
@@ -139,6 +148,16 @@ def run_deep(entry, args):
         return value
     value.__traceback__ = None
     raise value
+
+
+def _wait_through_interrupts(done):
+    """Wait for `done`; further interrupts only ask again (the code polls ~every ms)."""
+    while True:
+        try:
+            done.wait()
+            return
+        except KeyboardInterrupt:
+            runtime.request_interrupt()
 
 
 _STACK_LOCK = threading.Lock()
@@ -167,6 +186,9 @@ class Dispatcher:
         return self.slow(args)
 
     def slow(self, args):
+        from ...arguments import entry_values
+
+        args = entry_values(args)  # what the native entry did not take as it is
         key = tuple(of_value(a) for a in args)
         c = self.cache.get(key) if None not in key else None
         if c is None:

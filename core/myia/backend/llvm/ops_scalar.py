@@ -9,14 +9,17 @@ is inf; no fast-math: results match NumPy's up to the last bit, except where lib
 and NumPy's own SIMD functions differ by an ulp); integer `//` and `%` follow Python
 (rounding toward minus infinity) and are an error when dividing by zero (on arrays,
 0, as NumPy gives); on scalars `max`/`min` are Python's (`x if x >= y else y`), on
-arrays NumPy's (NaN propagates).  Integers are int64 and wrap on overflow, unlike
-Python's unbounded ints.
+arrays NumPy's (NaN propagates).  Integers are int64: on scalars, a result out of
+range is a MyiaOverflowError (`checked_int`, the VM's message); int64 arrays wrap, as
+NumPy's do.
 """
 
 import llvmlite.ir as ir
 
-from ...errors import MyiaValueError
+from ...errors import MyiaOverflowError, MyiaValueError
 from ...prim import ops as P
+from ...prim.arith import NEGATIVE_POWER, OVERFLOW
+from ...prim.logic import TO_INT_NAN, TO_INT_RANGE
 from .cg import i64
 from .lower import rule
 from .ltypes import Array, Scalar, Tuple
@@ -289,6 +292,71 @@ def _pow(b, x, y, dt, scalar):
     return int_pow(b, x, y)
 
 
+def checked_int_pow(b, x, y):
+    """(x ** y, overflowed) for int64 scalars, y >= 0 (the caller checks): by squaring;
+    overflowed says whether a product the result needs left int64's range."""
+    one, zero = i64(1), i64(0)
+    fn = b.function
+    pre = b.block
+    loop = fn.append_basic_block("ipow.loop")
+    done = fn.append_basic_block("ipow.done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    acc = b.phi(I64)
+    base = b.phi(I64)
+    e = b.phi(I64)
+    bad = b.phi(I1)
+    acc.add_incoming(one, pre)
+    base.add_incoming(x, pre)
+    e.add_incoming(y, pre)
+    bad.add_incoming(ir.Constant(I1, 0), pre)
+    odd = b.icmp_signed("!=", b.and_(e, one), zero)
+    prod = b.smul_with_overflow(acc, base)
+    acc2 = b.select(odd, b.extract_value(prod, 0), acc)
+    sq = b.smul_with_overflow(base, base)
+    e2 = b.ashr(e, one)
+    cont = b.icmp_signed(">", e2, zero)
+    # base * base matters only if a later step uses it
+    bad2 = b.or_(bad, b.or_(b.and_(odd, b.extract_value(prod, 1)),
+                            b.and_(cont, b.extract_value(sq, 1))))
+    acc.add_incoming(acc2, b.block)
+    base.add_incoming(b.extract_value(sq, 0), b.block)
+    e.add_incoming(e2, b.block)
+    bad.add_incoming(bad2, b.block)
+    b.cbranch(cont, loop, done)
+    b.position_at_end(done)
+    res = b.phi(I64)
+    res.add_incoming(acc2, loop)
+    flag = b.phi(I1)
+    flag.add_incoming(bad2, loop)
+    return res, flag
+
+
+def checked_int(fl, node, name, x, y=None):
+    """Scalar int64 `name` (add, sub, mul, floordiv, pow, neg, abs) of x (and y), or a
+    MyiaOverflowError, with the VM's message, where the result is out of range."""
+    b = fl.b
+    lo = i64(-(1 << 63))
+    if name in ("add", "sub", "mul"):
+        r = getattr(b, {"add": "sadd", "sub": "ssub", "mul": "smul"}[name] + "_with_overflow")(x, y)
+        value, bad = b.extract_value(r, 0), b.extract_value(r, 1)
+    elif name == "pow":
+        value, bad = checked_int_pow(b, x, y)
+    elif name == "floordiv":
+        value = int_floordiv(b, x, y)
+        bad = b.and_(b.icmp_signed("==", x, lo), b.icmp_signed("==", y, i64(-1)))
+    elif name == "neg":
+        value, bad = b.sub(i64(0), x), b.icmp_signed("==", x, lo)
+    else:  # abs
+        value = _abs(b, x, "int64", "int64", True)
+        bad = b.icmp_signed("==", x, lo)
+    fl.error_if(bad, node, MyiaOverflowError, OVERFLOW[name], x, y)
+    return value
+
+
+CHECKED_INT = ("add", "sub", "mul", "floordiv", "pow", "neg", "abs")
+
+
 def int_pow(b, x, y):
     """x ** y for int64 (y >= 0; the caller checks), by squaring, branch-free in 64
     steps for vectors, with a loop for scalars."""
@@ -542,7 +610,11 @@ def _elementwise_rule(name):
                 return _static_or_tuple_compare(fl, node, args, types, name)
             raise backend_error(f"{name} of {', '.join(map(str, types))}", node)
         if len(args) == 1:
-            return ew_unary(b, name, args[0], types[0].dtype, out.dtype, True)
+            dx = types[0].dtype
+            if name in ("neg", "abs") and operand_dtype(name, [dx], out.dtype) == "int64":
+                return cast(b, checked_int(fl, node, name, cast(b, args[0], dx, "int64")),
+                            "int64", out.dtype)
+            return ew_unary(b, name, args[0], dx, out.dtype, True)
         x, y = args
         dx, dy = types[0].dtype, types[1].dtype
         od = operand_dtype(name, [dx, dy], out.dtype)
@@ -554,8 +626,9 @@ def _elementwise_rule(name):
         if name == "pow" and od == "int64":
             yv = cast(b, y, dy, "int64")
             fl.error_if(b.icmp_signed("<", yv, i64(0)), node, MyiaValueError,
-                        "an integer raised to a negative integer power ({a}) "
-                        "is not an integer", yv)
+                        NEGATIVE_POWER, yv)
+        if name in CHECKED_INT and od == "int64" and out.dtype == "int64":
+            return checked_int(fl, node, name, cast(b, x, dx, "int64"), cast(b, y, dy, "int64"))
         return ew_binary(b, name, x, y, dx, dy, out.dtype, True)
     return lower
 
@@ -612,12 +685,12 @@ def lower_to_int(fl, node, args, types, out):
     b = fl.b
     (x,), (t,) = args, types
     if t.dtype in FLOATS:
-        # int(inf), int(nan), or out of int64's range: an error (Python raises too)
+        # int(nan), int(inf), or out of int64's range: an error (as on the VM)
         xd = cast(b, x, t.dtype, "float64")
+        fl.error_if(b.fcmp_unordered("uno", xd, xd), node, MyiaValueError, TO_INT_NAN)
         ok = b.and_(b.fcmp_ordered("<", xd, ir.Constant(F64, 9.223372036854775807e18)),
                     b.fcmp_ordered(">=", xd, ir.Constant(F64, -9.223372036854775808e18)))
-        fl.error_if(b.not_(ok), node, MyiaValueError,
-                    "cannot convert this float (infinite, nan or too large) to an int64")
+        fl.error_if(b.not_(ok), node, MyiaOverflowError, TO_INT_RANGE)
     return cast(b, x, t.dtype, "int64")
 
 

@@ -535,14 +535,12 @@ _new_cfunction = ctypes.pythonapi.PyCFunction_NewEx
 _new_cfunction.restype = ctypes.py_object
 _new_cfunction.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
 
-#: method definitions must outlive their functions: keep them all
-_METHOD_DEFS = []
-
-
-def make_callable(address, name, self_obj, doc=""):
+def make_callable(address, name, self_obj, doc="", keep=None):
     """A builtin-function object calling the native entry at `address`, whose `self`
-    is `self_obj` (see EntryBuilder)."""
+    is `self_obj` (see EntryBuilder: a tuple whose first two items it reads) extended
+    with what must live as long as the function: its method definition and `keep` (the
+    machine code's engine)."""
     bname = name.encode()
     d = PyMethodDef(bname, address, METH_FASTCALL, doc.encode() or None)
-    _METHOD_DEFS.append((d, bname, self_obj))
+    self_obj = tuple(self_obj) + ((d, bname, keep),)
     return _new_cfunction(ctypes.addressof(d), self_obj, None)

@@ -14,7 +14,8 @@ obviously right over being fast.  Two things it must get right:
 
 import numpy as np
 
-from ...errors import MyiaError, MyiaRecursionError, MyiaTypeError
+from ...errors import (MyiaError, MyiaOverflowError, MyiaRecursionError, MyiaTypeError,
+                       MyiaValueError)
 from ...ir import Apply, Constant, Graph, manage
 from ...ad.grad import GradMacro, JOf
 from ...ad.reverse import J_constant, J_graph, lift_closure, prim_arity, prim_fprop
@@ -275,7 +276,7 @@ class VM:
                         e.loc = node.loc
                     raise
                 except (TypeError, ValueError, IndexError, ZeroDivisionError, OverflowError) as e:
-                    raise MyiaTypeError(f"{type(e).__name__}: {e}", node.loc) from None
+                    raise _as_myia_error(e, a, node.loc) from None
                 if new is None:
                     values[slot] = result
                     pc += 1
@@ -301,6 +302,27 @@ class VM:
             frame = stack.pop()
             frame.values[frame.plan.instrs[frame.pc][1]] = result
             frame.pc += 1
+
+
+def _as_myia_error(e, args, loc):
+    """The Myia error, of the kind the LLVM backend raises, for what NumPy or Python
+    raised in a primitive's implementation."""
+    text = str(e)
+    if isinstance(e, ValueError) and ("array is too big" in text or "too large" in text
+                                      or "Maximum allowed size" in text):
+        from ...prim.shape import too_big
+
+        try:
+            shape = np.broadcast_shapes(*[np.shape(x) for x in args
+                                          if isinstance(x, np.ndarray)])
+        except ValueError:
+            shape = ()
+        return MyiaOverflowError(too_big(shape), loc)
+    if isinstance(e, OverflowError):
+        return MyiaOverflowError(text, loc)
+    if isinstance(e, (ValueError, IndexError, ZeroDivisionError)):
+        return MyiaValueError(text, loc)
+    return MyiaTypeError(text, loc)
 
 
 def _signature(fn, f):
