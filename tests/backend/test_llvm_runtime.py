@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import myia
+from myia.backend.llvm.objcache import ObjectCache
 from myia.backend.llvm import request_interrupt, runtime
 from myia.errors import MyiaRecursionError, MyiaShapeError, MyiaValueError
 
@@ -385,7 +386,7 @@ def test_compiled_code_is_cached_by_content(tmp_path, monkeypatch):
     from myia.pipeline import to_graph
 
     e = runtime.engine()
-    monkeypatch.setattr(e, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(e, "disk", ObjectCache(str(tmp_path)))
     monkeypatch.setattr(e, "_memory_cache", {})
     typed = LLVMBackend().typed_program(to_graph(cubic), (2.0,))
     hits = e.cache_hits

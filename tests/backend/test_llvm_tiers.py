@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import myia
+from myia.backend.llvm.objcache import ObjectCache
 from myia.backend.llvm import cg, dispatch, runtime, tiers
 from myia.backend.llvm.runtime import I1, I64
 
@@ -42,7 +43,7 @@ def split_everything(monkeypatch, tmp_path):
     """Every module in parts (the default keeps small ones whole), an empty cache."""
     e = runtime.engine()
     monkeypatch.setattr(tiers, "COLD_MIN_INSTRUCTIONS", 0)
-    monkeypatch.setattr(e, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(e, "disk", ObjectCache(str(tmp_path)))
     monkeypatch.setattr(e, "_memory_cache", {})
     return e
 

@@ -11,20 +11,18 @@ Because the reverse-mode program of `f` is an ordinary graph, `T(grad f)` is
 forward-over-reverse: that is `myia.hessian`.
 """
 
-import weakref
 
 from ..errors import MyiaError
 from ..ir import Apply, Constant, Graph, manage
 from ..prim import Primitive
 from ..prim import ops as P
 
-_T_graphs = weakref.WeakKeyDictionary()
 _prim_tangents = {}
 
 
 def T_graph(graph):
     """`T(graph)`, for a graph with no free variables."""
-    tg = _T_graphs.get(graph)
+    tg = graph.derived.get("T")
     if tg is None:
         tg = _TTransform(graph).run()
     return tg
@@ -50,7 +48,7 @@ class _TTransform:
                 self.tnode[p] = tp
             # a default is a constant: its tangent is zero
             tg.defaults = {k: (v, P.zeros_like.impl(v)) for k, v in g.defaults.items()}
-        _T_graphs[self.root] = self.tgraphs[self.root]
+        self.root.derived["T"] = self.tgraphs[self.root]
         try:
             for g in self.scope:
                 tg = self.tgraphs[g]
@@ -64,7 +62,7 @@ class _TTransform:
         except BaseException:
             # a refusal (grad inside subset code) must not leave the half-made graph
             # cached: the next T_graph of this graph would return it
-            del _T_graphs[self.root]
+            del self.root.derived["T"]
             raise
         return self.tgraphs[self.root]
 

@@ -24,17 +24,13 @@ built from its bprop rule (`prim_fprop`), and the J of a closure made at run tim
 (a function passed to `grad` inside subset code) is built by `lift_closure`.
 """
 
-import weakref
-
 from ..errors import MyiaError
 from ..ir import Apply, Constant, EnvKey, Graph, manage
 from ..ir.clone import _copy_graphs, _new_graph
 from ..prim import Primitive
 from ..prim import ops as P
 
-_J_graphs = weakref.WeakKeyDictionary()
 _prim_fprops = {}
-_lifted = weakref.WeakKeyDictionary()
 
 
 def env_key(node):
@@ -47,7 +43,7 @@ def env_key(node):
 def J_graph(graph):
     """`▶graph`, for a graph with no free variables (its nested graphs are
     transformed along with it)."""
-    jg = _J_graphs.get(graph)
+    jg = graph.derived.get("J")
     if jg is None:
         jg = _JTransform(graph).run()
     return jg
@@ -55,7 +51,7 @@ def J_graph(graph):
 
 def J_graph_if_built(graph):
     """`▶graph` if it was built already, else None."""
-    return _J_graphs.get(graph)
+    return graph.derived.get("J")
 
 
 class _JTransform:
@@ -81,7 +77,7 @@ class _JTransform:
                 jp.primal = p
                 self.jnode[p] = jp
         # registered before the bodies, so recursion finds it
-        _J_graphs[self.root] = self.jgraphs[self.root]
+        self.root.derived["J"] = self.jgraphs[self.root]
         for g in self.scope:  # parents come before the graphs nested in them
             self._forward(g)
         for g in self.scope:
@@ -254,7 +250,7 @@ def lift_closure(graph):
 
     This is how J applies to a closure made at run time, whose enclosing graph is not
     being differentiated (e.g. `grad(lambda y: x * y)` inside subset code)."""
-    outer = _lifted.get(graph)
+    outer = graph.derived.get("lifted J")
     if outer is not None:
         return outer
     mng = manage(graph)
@@ -311,5 +307,5 @@ def lift_closure(graph):
     bp.output = bp.apply(P.make_tuple, env, *dargs)
     inner.output = inner.apply(P.make_tuple, value, bp)
     outer.output = Constant(inner)
-    _lifted[graph] = outer
+    graph.derived["lifted J"] = outer
     return outer

@@ -117,10 +117,14 @@ class Graph:
     defaults: {parameter name: default value} for parameters with defaults.
     flags: free-form annotations, e.g. {"kind": "bprop"} for drawing or
       {"core": True} for the library's own subset code.
+    derived: {transform name: graph} the transforms of this very graph (J, T...),
+      built once; not copied with the graph.  (A weak-key table would never free them:
+      a derived graph refers back to this one.)
     """
 
     __slots__ = (
-        "name", "parameters", "output", "loc", "defaults", "flags", "id", "__weakref__",
+        "name", "parameters", "output", "loc", "defaults", "flags", "id", "derived",
+        "__weakref__",
     )
 
     def __init__(self, name="graph", loc=None):
@@ -131,6 +135,7 @@ class Graph:
         self.defaults = {}
         self.flags = {}
         self.id = next(_ids)
+        self.derived = {}
 
     def add_parameter(self, name=None, loc=None):
         p = Parameter(self, loc, name)

@@ -87,15 +87,22 @@ def find_function_ast(fn):
     return node, SourceFile(filename, lines)
 
 
+#: how many files' trees are kept (the files of the functions parsed last)
+TREES_KEPT = 64
+
+
 def _parse_file(filename, lines):
-    cached = _trees.get(filename)
+    cached = _trees.pop(filename, None)
     if cached is not None and cached[0] == lines:
+        _trees[filename] = cached  # the most recent last
         return cached[1]
     try:
         tree = ast.parse("".join(lines), filename)
     except (SyntaxError, ValueError):
         tree = None
     _trees[filename] = (list(lines), tree)
+    while len(_trees) > TREES_KEPT:
+        del _trees[next(iter(_trees))]
     return tree
 
 

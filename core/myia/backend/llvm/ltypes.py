@@ -31,7 +31,9 @@ DTYPES = ("bool", "int64", "float64", "float32")
 
 
 class LType:
-    __slots__ = ()
+    # the LLVM type (see `to_ir`), kept on the object: a global table would keep every
+    # program's types, and the graphs their functions name, alive
+    __slots__ = ("_ir",)
 
     def key(self):
         raise NotImplementedError
@@ -244,9 +246,6 @@ ELEM_IR = {"bool": I8, "int64": I64, "float64": F64, "float32": F32}
 ITEMSIZE = {"bool": 1, "int64": 8, "float64": 8, "float32": 4}
 EMPTY = ir.LiteralStructType([])
 
-_cache = {}
-
-
 def array_ir(ndim):
     return ir.LiteralStructType([PTR, ir.ArrayType(I64, ndim), ir.ArrayType(I64, ndim)])
 
@@ -256,7 +255,7 @@ CLOSURE_IR = ir.LiteralStructType([I64, PTR])
 
 def to_ir(t):
     """The LLVM type of a value of LType `t`."""
-    r = _cache.get(t)
+    r = getattr(t, "_ir", None)
     if r is not None:
         return r
     if isinstance(t, Scalar):
@@ -280,7 +279,7 @@ def to_ir(t):
         r = ir.LiteralStructType([ir.LiteralStructType([I1, to_ir(et)]) for _, et in t.entries])
     else:
         raise TypeError(f"no native representation for {t!r}")
-    _cache[t] = r
+    t._ir = r
     return r
 
 

@@ -1,13 +1,14 @@
 """The LLVM runtime: one long-lived JIT engine, the external symbols compiled code
 calls, and the conventions every compiled function keeps.
 
-Engine.  One MCJIT engine for the whole process, for the host CPU (name and
-features: AVX2/AVX-512 where present), optimized at O3 with the new pass builder
-(llvmlite 0.50 has no legacy pass manager); a program with much straight-line array
-code is compiled in parts, its straight-line code without optimization (see `tiers`).
-Modules are added to it and never removed: compiled code lives as long as the
-process, like numba's.  Helpers that every program calls are compiled once, in the
-runtime module (`_compile_runtime`).
+Engine.  One per process, for the host CPU (name and features: AVX2/AVX-512 where
+present), optimizing at O3 with the new pass builder (llvmlite 0.50 has no legacy pass
+manager); a program with much straight-line array code is compiled in parts, its
+straight-line code without optimization (see `tiers`).  Each compiled program gets an
+MCJIT engine of its own (`Code`), freed with its machine code when nothing refers to
+the program any more (the callables made from it hold it).  Helpers that every
+program calls are compiled once, into the process's own engine, for good
+(`_compile_runtime`).  Object files are cached on disk, verified (see `objcache`).
 
 Symbols.  Compiled code declares external functions by name; this module binds
 each name to an address with `llvm.add_symbol` before any module is compiled:
@@ -40,6 +41,7 @@ import ctypes
 import ctypes.util
 import os
 import threading
+import weakref
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
@@ -259,8 +261,11 @@ class Engine:
         self.cache_hits = 0
         self.stable_names = {}
         self.name_objects()
-        self._memory_cache = {}
-        self.cache_dir = _cache_dir()
+        self._target = target
+        self._memory_cache = {}  # key -> (weak reference to its engine, addresses)
+        from .objcache import ObjectCache, default_dir
+
+        self.disk = ObjectCache(default_dir())
 
     # ---- symbols ------------------------------------------------------------------
 
@@ -409,17 +414,20 @@ class Engine:
         pm.add_sroa_pass()
         pm.run(mod, pb)
 
-    def compile(self, module, names, level=3, dump=None):
+    def compile(self, module, names, level=3, dump=None, permanent=False):
         """Compile `module` (an llvmlite.ir.Module or IR text) and return the addresses
         of the functions `names`.
 
         Names may contain the placeholder PREFIX: it is replaced by a digest of the
         module's text, so that two modules never clash and the same program gets the
         same names in every process.  Compiled code is cached by that digest (and the
-        host CPU, LLVM and this file's CACHE_VERSION): in memory, and as object files
-        in the cache directory ($MYIA_CACHE_DIR, else ~/.cache/myia/llvm; set
-        MYIA_CACHE_DIR=off to disable), so a program compiled once is loaded, not
-        compiled, the next time.
+        host CPU, LLVM, llvmlite and this file's CACHE_VERSION): in memory while some
+        program holds it, and as verified object files in the cache directory (see
+        `objcache`), so a program compiled once is loaded, not compiled, the next time.
+
+        Returns a `Code`: the addresses, holding the engine that owns the machine code
+        (freed with it).  `permanent`: into the process's engine, never freed (the
+        runtime helpers).
 
         A module with much straight-line code is compiled in parts (see `tiers`): its
         loops and recursions with the `level` pipeline, its array kernels with full
@@ -444,7 +452,7 @@ class Engine:
         digest = hashlib.sha256("\0".join(
             [t for t, _ in parts] + [str([o for _, o in parts]), self.triple, self.cpu,
                                      self.features, str(llvm.llvm_version_info),
-                                     CACHE_VERSION]).encode()).hexdigest()
+                                     _LLVMLITE_VERSION, CACHE_VERSION]).encode()).hexdigest()
         prefix = "m" + digest[:20]
         parts = [(t.replace(PREFIX, prefix), o) for t, o in parts]
         exports = [n.replace(PREFIX, prefix) for n in exports]
@@ -454,13 +462,14 @@ class Engine:
         t_parse = t_opt = 0.0
         with self.lock:
             hit = self._memory_cache.get(digest)
-            if hit is not None:
+            held = hit[0]() if hit is not None else None
+            if held is not None:
                 self.cache_hits += 1
                 if dump is not None:  # the same module was loaded before: optimize a copy
                     dump["optimized"] = "\n".join(
                         self._optimized_text(text, how, level) for text, how in parts)
-                return {n: hit[r] for n, r in real.items()}
-            objs = _unpack_objects(self._read_cached(digest))
+                return Code({n: hit[1][r] for n, r in real.items()}, held)
+            objs = _unpack_objects(self.disk.load(digest))
             t1 = time.perf_counter()
             if objs is None or len(objs) != len(parts) or dump is not None:
                 objs = []
@@ -484,21 +493,25 @@ class Engine:
                     objs.append((self.tm_cold if how == "cold" else self.tm).emit_object(mod))
                 if dump is not None:
                     dump["optimized"] = "\n".join(optimized)
-                self._write_cached(digest, _pack_objects(objs))
+                self.disk.store(digest, _pack_objects(objs))
             else:
                 self.cache_hits += 1
+            held = self.ee if permanent else ProgramEngine(self)
             for k, obj in enumerate(objs):
-                self.ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
-                self.ee.finalize_object()
+                held.add_object_file(llvm.ObjectFileRef.from_data(obj))
+                held.finalize_object()
                 if k < len(objs) - 1:
                     # the functions that the next parts call
                     for n in exports:
-                        a = self.ee.get_function_address(n)
+                        a = held.get_function_address(n)
                         if a:
                             self.add_symbol(n, a)
-            addresses = {r: self.ee.get_function_address(r) for r in real.values()}
+            addresses = {r: held.get_function_address(r) for r in real.values()}
             t3 = time.perf_counter()
-            self._memory_cache[digest] = addresses
+            if not permanent:
+                ref = weakref.ref(held)
+                self._memory_cache[digest] = (ref, addresses)
+                weakref.finalize(held, self._forget, digest, ref)
         self.last_times = {"parse": (t1 - t0) + t_parse, "optimize": t_opt,
                            "codegen+load": t3 - t1 - t_parse - t_opt}
         self.last_parts = len(parts)
@@ -507,7 +520,13 @@ class Engine:
         for n, a in addresses.items():
             if not a:
                 raise RuntimeError(f"compiled module has no function {n}")
-        return {n: addresses[r] for n, r in real.items()}
+        return Code({n: addresses[r] for n, r in real.items()}, held)
+
+    def _forget(self, digest, ref):
+        """The engine of `digest` is gone: so is its entry (unless a new one took it)."""
+        with self.lock:
+            if self._memory_cache.get(digest, (None,))[0] is ref:
+                del self._memory_cache[digest]
 
     def _optimized_text(self, text, how, level):
         """The IR of one part of a module after the passes `compile` runs on it."""
@@ -520,27 +539,6 @@ class Engine:
             self._sroa(mod)
         return str(mod)
 
-    def _read_cached(self, digest):
-        if self.cache_dir is None:
-            return None
-        try:
-            with open(os.path.join(self.cache_dir, digest + ".o"), "rb") as fh:
-                return fh.read()
-        except OSError:
-            return None
-
-    def _write_cached(self, digest, obj):
-        if self.cache_dir is None:
-            return
-        try:
-            os.makedirs(self.cache_dir, exist_ok=True)
-            tmp = os.path.join(self.cache_dir, f"{digest}.{os.getpid()}.tmp")
-            with open(tmp, "wb") as fh:
-                fh.write(obj)
-            os.replace(tmp, os.path.join(self.cache_dir, digest + ".o"))
-        except OSError:
-            pass
-
     def new_module(self, name):
         m = ir.Module(name=name)
         m.triple = self.triple
@@ -548,11 +546,51 @@ class Engine:
         return m
 
 
+class ProgramEngine:
+    """The MCJIT engine of one compiled program, with a target machine of its own (an
+    engine owns and frees its target machine); closed, and its machine code freed,
+    when the last `Code` holding it goes."""
+
+    def __init__(self, owner):
+        tm = owner._target.create_target_machine(
+            cpu=owner.cpu, features=owner.features, opt=3, jit=True)
+        backing = llvm.parse_assembly("")
+        backing.triple = owner.triple
+        self._ee = llvm.create_mcjit_compiler(backing, tm)
+        self.add_object_file = self._ee.add_object_file
+        self.finalize_object = self._ee.finalize_object
+        self.get_function_address = self._ee.get_function_address
+        weakref.finalize(self, self._ee.close)
+        ProgramEngine.live += 1
+        weakref.finalize(self, ProgramEngine._gone)
+
+    live = 0  # engines not yet freed (for tests)
+
+    @staticmethod
+    def _gone():
+        ProgramEngine.live -= 1
+
+
+class Code(dict):
+    """{function name: address} of a compiled module, holding the engine that owns its
+    machine code: keep it as long as the addresses may be called."""
+
+    __slots__ = ("engine", "__weakref__")
+
+    def __init__(self, addresses, engine):
+        super().__init__(addresses)
+        self.engine = engine
+
+
 #: the placeholder for a module's own name prefix in its symbols (see Engine.compile)
 PREFIX = "MYIAPFX"
 #: changes whenever the code this backend emits changes incompatibly (cached objects
 #: of other versions are then not used)
-CACHE_VERSION = "2"
+CACHE_VERSION = "3"
+try:
+    from llvmlite import __version__ as _LLVMLITE_VERSION
+except ImportError:  # pragma: no cover
+    _LLVMLITE_VERSION = "?"
 #: the cache file of a module compiled in parts (see `tiers`) holds all its object files
 _OBJECTS_MAGIC = b"MYIAOBJS"
 
@@ -578,16 +616,6 @@ def _unpack_objects(blob):
         out.append(blob[pos:pos + size])
         pos += size
     return out if pos == len(blob) else None
-
-
-def _cache_dir():
-    d = os.environ.get("MYIA_CACHE_DIR")
-    if d is not None and d.lower() in ("", "0", "off", "none", "no"):
-        return None
-    if d:
-        return d
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "myia", "llvm")
 
 
 def array_digest(arr):
@@ -635,6 +663,6 @@ def _compile_runtime(e):
     for name, get in sorted(cg.RUNTIME_FUNCTIONS.items()):
         get(m)
         names.append(name)
-    addrs = e.compile(m, names)
+    addrs = e.compile(m, names, permanent=True)
     for name in names:
         e.add_symbol(name, addrs[name])
