@@ -219,8 +219,8 @@ class ExplicitStack:
         b = fl.b
         b.store(b.sub(b.load(self.depth, typ=I64), i64(1)), self.depth)
         size = self._entry_size()
-        if not size:
-            return []
+        if not size:  # the values take no room (functions that capture nothing...)
+            return [ir.Constant(t, None) for t in self.entry_t.elements]
         idx = b.load(self.idx, typ=I64)
         with b.if_then(b.icmp_signed("==", idx, i64(0)), likely=False):
             # back to the previous chunk; this one is kept for the next push
