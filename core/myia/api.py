@@ -7,6 +7,7 @@ hide that.
 
 import functools
 import os
+import weakref
 
 from .errors import MyiaError
 
@@ -87,7 +88,7 @@ class _Transformed:
     def __init__(self, fn):
         self.fn = fn
         self._graph = None
-        self._compiled = None
+        self._compiled = {}  # backend -> CompiledFunction
         functools.update_wrapper(self, fn, updated=())
 
     def __myia_graph__(self):
@@ -100,15 +101,17 @@ class _Transformed:
     @user_facing
     def __call__(self, *args):
         self._check_args(args)
-        if self._compiled is None:
-            self._compiled = compile(self)
-        return self._compiled.pipeline.run(self, args, {})
+        backend = default_backend()
+        compiled = self._compiled.get(backend)
+        if compiled is None:
+            compiled = self._compiled[backend] = compile(self, backend)
+        return compiled.pipeline.run(self, args, {})
 
     def _check_args(self, args):
         pass
 
 
-def _check_differentiable(graph, args, argnums):
+def _check_differentiable(names, args, argnums):
     import numpy as np
 
     from .errors import MyiaGradError
@@ -119,7 +122,7 @@ def _check_differentiable(graph, args, argnums):
         x = args[a]
         if isinstance(x, (bool, int, np.integer, np.bool_)) or (
                 isinstance(x, np.ndarray) and x.dtype.kind in "biu"):
-            name = graph.parameters[a].name if a < len(graph.parameters) else str(a)
+            name = names[a] if a < len(names) else str(a)
             raise MyiaGradError(
                 f"cannot differentiate with respect to argument {a} ({name!r}): it is an "
                 f"integer ({type(x).__name__})",
@@ -127,37 +130,105 @@ def _check_differentiable(graph, args, argnums):
 
 
 class GradFunction(_Transformed):
+    """`grad(fn)` / `value_and_grad(fn)` (and the vjp program).
+
+    The gradient of a gradient, for arguments of known types, differentiates the
+    *optimized* program of `fn` for those types (`__myia_graph_for__`): J meets a small
+    typed program, not the plumbing of the inner derivative (its pairs, environments
+    and backpropagators), so each order costs about what the program it differentiates
+    costs.  The generic graph (J of the parsed `fn`, `__myia_graph__`) is what the
+    "parsed" stage shows, and what a first derivative and a program J cannot read yet
+    take (`old_path_reason` says why, per signature)."""
+
     def __init__(self, fn, argnums=0, mode="grad"):
         super().__init__(fn)
         self.argnums = argnums
         self.mode = mode
+        self._by_signature = {}  # signature -> graph, or None (the generic graph)
+        #: signature -> why that signature differentiates the parsed program
+        self.old_path_reason = {}
+
+    def __myia_header__(self):
+        """(name, parameter names, defaults) without building a graph: those of `fn`
+        (the argnums are checked here)."""
+        h = self.__dict__.get("_header")
+        if h is None:
+            from .ad import check_argnums
+            from .pipeline import header
+
+            name, names, defaults = header(self.fn)
+            self._nums, self._many = check_argnums(self.argnums, len(names), names)
+            h = self._header = (f"{self.mode}_{name}", names, defaults)
+        return h
 
     def _build(self, fn_graph):
-        from .ad import check_argnums, grad_graph
+        from .ad import grad_graph
 
-        names = fn_graph.param_names
-        nums, many = check_argnums(self.argnums, len(names), names)
-        self._nums = nums
-        return grad_graph(fn_graph, nums, many, self.mode)
+        self.__myia_header__()
+        return grad_graph(fn_graph, self._nums, self._many, self.mode)
+
+    def __myia_graph_for__(self, signature):
+        if signature in self._by_signature:
+            return self._by_signature[signature]
+        _, names, defaults = self.__myia_header__()
+        graph = None
+        if not isinstance(self.fn, GradFunction):
+            # a first derivative: J of the parsed program is as small (inference peels
+            # a loop's first iterations by value: J of the peeled program is larger)
+            self.old_path_reason[signature] = "a first derivative"
+        elif self.mode not in ("grad", "value_and_grad"):
+            self.old_path_reason[signature] = f"{self.mode} keeps the parsed program"
+        elif len(signature) != len(names):
+            self.old_path_reason[signature] = "a call that leaves defaults to fill"
+        else:
+            from .ad import grad_graph
+            from .ad.reverse import not_J_readable
+            from .pipeline import optimized_for
+
+            inner, _ = optimized_for(self.fn, signature, finish=False)
+            reason = not_J_readable(inner)
+            if reason is None:
+                graph = grad_graph(inner, self._nums, self._many, self.mode)
+                graph.defaults = dict(defaults)
+            else:
+                self.old_path_reason[signature] = reason
+        self._by_signature[signature] = graph
+        return graph
 
     def _check_args(self, args):
-        graph = self.__myia_graph__()
-        _check_differentiable(graph, args, self._nums)
+        _, names, _ = self.__myia_header__()
+        _check_differentiable(names, args, self._nums)
 
     def __repr__(self):
         return f"<myia.{self.mode}({getattr(self.fn, '__name__', self.fn)}, argnums={self.argnums})>"
+
+
+#: grad(f) built twice from equal inputs is one object, whose graphs, programs and
+#: machine code are made once: a fresh grad(grad(grad(f))) in a new cell is a look-up
+_INTERNED = weakref.WeakValueDictionary()
+
+
+def _interned(fn, argnums, mode):
+    try:
+        key = (fn, argnums, mode)
+        t = _INTERNED.get(key)
+    except TypeError:  # an unhashable fn or argnums: not shared
+        return GradFunction(fn, argnums, mode)
+    if t is None:
+        t = _INTERNED[key] = GradFunction(fn, argnums, mode)
+    return t
 
 
 def grad(fn, argnums=0):
     """The gradient of `fn` with respect to argument(s) `argnums` (JAX conventions:
     an int gives one gradient, a tuple of ints a tuple of them).  `fn` must return a
     float scalar.  Composable (`grad(grad(f))`) and usable inside subset code."""
-    return GradFunction(fn, argnums, "grad")
+    return _interned(fn, argnums, "grad")
 
 
 def value_and_grad(fn, argnums=0):
     """Like `grad`, returning `(fn(*args), gradient)`."""
-    return GradFunction(fn, argnums, "value_and_grad")
+    return _interned(fn, argnums, "value_and_grad")
 
 
 class _VJPFunction:
@@ -208,7 +279,7 @@ def vjp(fn, *primals):
     t = GradFunction(fn, tuple(range(len(primals))) if primals else 0, "vjp")
     compiled = compile(t)
     if compiled.pipeline.llvm is not None:
-        t.__myia_graph__()  # the same checks (argnums) as below
+        t.__myia_header__()  # the same checks (argnums) as below
         out = compile(fn, compiled.backend).pipeline.run(fn, primals, {})
         return out, _NativeVJPFunction(fn, primals, compiled.backend)
     out, bprop = compiled.pipeline.run(t, primals, {})
@@ -294,7 +365,7 @@ class HessianFunction:
         self.argnums = argnums
         self.grad = GradFunction(fn, argnums, "grad")
         self.jvp = JVPFunction(self.grad)
-        self._compiled = None
+        self._compiled = {}
         functools.update_wrapper(self, fn, updated=())
 
     @user_facing
@@ -302,8 +373,10 @@ class HessianFunction:
         import numpy as np
 
         self.grad._check_args(args)
-        if self._compiled is None:
-            self._compiled = compile(self.jvp)
+        backend = default_backend()
+        compiled = self._compiled.get(backend)
+        if compiled is None:
+            compiled = self._compiled[backend] = compile(self.jvp, backend)
         x = args[self.argnums]
         zeros = [P_zeros_like(a) for a in args]
         x_arr = np.asarray(x, dtype=float)
@@ -314,7 +387,7 @@ class HessianFunction:
             direction = e.reshape(x_arr.shape) if isinstance(x, np.ndarray) else 1.0
             tangents = list(zeros)
             tangents[self.argnums] = direction
-            _, column = self._compiled.pipeline.run(self.jvp, tuple(args) + tuple(tangents), {})
+            _, column = compiled.pipeline.run(self.jvp, tuple(args) + tuple(tangents), {})
             columns.append(np.asarray(column, dtype=float))
         if not isinstance(x, np.ndarray):
             return float(columns[0]) if columns[0].ndim == 0 else columns[0]

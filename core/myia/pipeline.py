@@ -2,6 +2,12 @@
 
 Each stage is a named step; `Pipeline.stage(fn, args, name)` returns the program as it
 is after that stage (what `myia.ir` and the kernel's `%ir` show).
+
+The typed and optimized programs of a graph for a signature are computed once and kept
+on the graph itself (`Graph.derived`): every pipeline, and every transform of the same
+function, shares them, and they go when the graph goes.  A transform may build its
+graph for a signature (`__myia_graph_for__`): `grad` differentiates the optimized
+program of its function for the same signature (see `myia.api.GradFunction`).
 """
 
 from .backend.vm import VM, Closure
@@ -13,16 +19,33 @@ from .ir.print import format_graphs
 STAGES = ("parsed", "typed", "optimized")
 
 
-def to_graph(fn):
-    """The IR graph for a Python function or a transformed function (grad...)."""
+def to_graph(fn, signature=None):
+    """The IR graph for a Python function or a transformed function (grad...); with a
+    `signature` (argument abstracts), the graph a transform builds for it, if any."""
     from .parser import parse
 
+    if signature is not None:
+        for_signature = getattr(fn, "__myia_graph_for__", None)
+        if for_signature is not None:
+            g = for_signature(signature)
+            if g is not None:
+                return g
     as_graph = getattr(fn, "__myia_graph__", None)
     if as_graph is not None:
         return as_graph()
     if isinstance(fn, Graph):
         return fn
     return parse(fn)
+
+
+def header(fn):
+    """(name, parameter names, defaults) of `fn`: what a call needs to know before any
+    program is made (a transform answers without building its graphs)."""
+    h = getattr(fn, "__myia_header__", None)
+    if h is not None:
+        return h()
+    g = to_graph(fn)
+    return g.name, g.param_names, g.defaults
 
 
 class IRView:
@@ -102,19 +125,14 @@ class Pipeline:
 
             # compiles the program the "optimized" stage shows (myia.ir, %ir)
             self.llvm = LLVMBackend(specialize=self._native_program)
-        #: {(graph, argument types): specialized graph}; types and shapes, no values,
-        #: so f(2.0) and f(3.0) share one specialization
-        self.specializations = {}
-        #: {(graph, argument types): (optimized graph, pass log)}
-        self.optimizations = {}
 
     def stage(self, fn, args, name):
         if name not in STAGES:
             raise MyiaError(
                 f"unknown stage {name!r}", hint=f"choose one of {', '.join(STAGES)}")
         if name == "typed":
-            graph = to_graph(fn)
-            if not args and any(p.name not in graph.defaults for p in graph.parameters):
+            _, names, defaults = header(fn)
+            if not args and any(n not in defaults for n in names):
                 raise MyiaError(
                     "the typed stage needs example arguments (their types and shapes)",
                     hint="e.g. myia.ir(f, 3.0, np.ones((2, 3)), stage=\"typed\")")
@@ -127,40 +145,20 @@ class Pipeline:
         return IRView(to_graph(fn), name)
 
     def optimized(self, fn, args):
-        """(the optimized graph of `fn` for arguments like `args`, the pass log),
-        cached like specializations."""
+        """(the optimized graph of `fn` for arguments like `args`, the pass log)."""
         from .infer import signature_of
-        from .ir import clone_many
-        from .opt import PassLog, optimize
 
-        key = (to_graph(fn), signature_of(args))
-        entry = self.optimizations.get(key)
-        if entry is None:
-            log = PassLog()
-            # a copy of the whole program: the rewrites change graphs in place, and the
-            # typed graphs (and the graphs they call) are shared with other stages
-            with gc_paused():
-                typed = self.specialize(fn, args)
-                graph = clone_many(manage(typed).graphs)[typed]
-                optimize(graph, log, private=True)
-            entry = self.optimizations[key] = (graph, log)
-        return entry
+        return optimized_for(fn, signature_of(args))
 
-    def _native_program(self, graph, args):
-        return self.optimized(graph, args)[0]
+    def _native_program(self, fn, args):
+        return self.optimized(fn, args)[0]
 
     def specialize(self, fn, args):
-        """The graph of `fn` specialized (typed) for arguments like `args`, cached per
-        argument types."""
-        from .infer import signature_of, specialize
+        """The graph of `fn` specialized (typed) for arguments like `args` (types and
+        shapes, not values: f(2.0) and f(3.0) share one)."""
+        from .infer import signature_of
 
-        graph = to_graph(fn)
-        key = (graph, signature_of(args))
-        typed = self.specializations.get(key)
-        if typed is None:
-            with gc_paused():
-                typed = self.specializations[key] = specialize(graph, key[1])
-        return typed
+        return specialized_for(fn, signature_of(args))
 
     def run(self, fn, args, kwargs):
         if self.llvm is not None and not kwargs:  # the LLVM backend's fast path
@@ -175,3 +173,38 @@ class Pipeline:
             return self.cupy(to_graph(fn), args)
         graph = self.specialize(fn, args)  # type errors appear before anything runs
         return self.vm.call(Closure(graph, None), list(args))
+
+
+def specialized_for(fn, signature):
+    """The typed graph of `fn` for argument abstracts `signature`, made once per graph
+    and signature (kept in the graph's `derived`)."""
+    from .infer import specialize
+
+    graph = to_graph(fn, signature)
+    key = ("typed", signature)
+    typed = graph.derived.get(key)
+    if typed is None:
+        with gc_paused():
+            typed = graph.derived[key] = specialize(graph, list(signature))
+    return typed
+
+
+def optimized_for(fn, signature, finish=True):
+    """(the optimized graph of `fn` for `signature`, the pass log), made once per graph
+    and signature.  `finish=False`: before the finishing rules, as J takes it."""
+    from .ir import clone_many
+    from .opt import PassLog, optimize
+
+    graph = to_graph(fn, signature)
+    key = ("optimized" if finish else "optimized for J", signature)
+    entry = graph.derived.get(key)
+    if entry is None:
+        log = PassLog()
+        # a copy of the whole program: the rewrites change graphs in place, and the
+        # typed graphs (and the graphs they call) are shared with other stages
+        with gc_paused():
+            typed = specialized_for(graph, signature)
+            copy = clone_many(manage(typed).graphs)[typed]
+            optimize(copy, log, private=True, finish=finish)
+        entry = graph.derived[key] = (copy, log)
+    return entry

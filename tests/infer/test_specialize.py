@@ -170,17 +170,24 @@ def test_closure_returned_to_python_is_explicitly_untyped():
 
 @pytest.mark.usefixtures("backend")
 def test_compile_specializes_once_per_signature():
+    from myia.pipeline import to_graph
+
     f = myia.compile(square)
-    cache = f.pipeline.specializations
+    graph = to_graph(square)
+
+    def typed():  # the typed programs kept on the graph, per signature
+        return {k: v for k, v in graph.derived.items() if k[0] == "typed"}
+
+    graph.derived.clear()
     assert f(2.0) == 4.0
-    assert len(cache) == 1
+    assert len(typed()) == 1
     assert f(3.0) == 9.0  # same types: no new specialization
-    assert len(cache) == 1
+    assert len(typed()) == 1
     assert f(3) == 9  # an int: a new one
-    assert len(cache) == 2
+    assert len(typed()) == 2
     assert_same(f(np.ones(3)), np.ones(3))
     assert_same(f(np.ones(4)), np.ones(4))  # another shape: another one
-    assert len(cache) == 4
-    graphs = list(cache.values())
+    assert len(typed()) == 4
+    graphs = list(typed().values())
     assert all(isinstance(g, Graph) for g in graphs)
     assert str(graphs[0].parameters[0].abstract) == "f64"

@@ -49,6 +49,26 @@ def J_graph(graph):
     return jg
 
 
+#: primitives whose values J of an optimized program cannot differentiate: closure
+#: records (their bound values have no sensitivity rule) and J left for run time
+_NOT_J_READABLE = {"make_closure", "closure_bound", "J", "Jinv"}
+
+
+def not_J_readable(graph):
+    """Why J cannot transform the optimized program `graph` (a construct, with its
+    line), or None when it can."""
+    mng = manage(graph)
+    for g in mng.graphs:
+        if g.flags.get("untyped"):
+            return f"an untyped copy of {g.name} (a closure inference never saw called)"
+        for node in mng.nodes(g):
+            if node.is_apply() and node.inputs[0].is_constant(Primitive) \
+                    and node.inputs[0].value.name in _NOT_J_READABLE:
+                where = f" (line {node.loc.line})" if node.loc is not None else ""
+                return f"{node.inputs[0].value.name}{where}"
+    return None
+
+
 def J_graph_if_built(graph):
     """`▶graph` if it was built already, else None."""
     return graph.derived.get("J")

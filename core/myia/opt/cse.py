@@ -5,6 +5,9 @@ from ..prim import Primitive
 
 #: primitives whose applications must not be merged (they have effects)
 IMPURE = {"assert"}
+#: primitives whose two operands commute exactly (IEEE: a + b is b + a, bit for bit):
+#: x * y and y * x are one computation
+COMMUTATIVE = {"add", "mul", "gadd", "eq", "ne"}
 
 
 def _key(node):
@@ -19,6 +22,9 @@ def _key(node):
                 return None  # unhashable constant (an array): leave it
         else:
             parts.append(("n", id(i)))
+    fn = node.inputs[0]
+    if len(parts) == 3 and isinstance(fn, Constant) and getattr(fn.value, "name", None) in COMMUTATIVE:
+        parts[1:] = sorted(parts[1:], key=repr)
     return tuple(parts)
 
 

@@ -7,10 +7,12 @@ from .interproc import interprocedural
 from .pass_manager import PassLog, run_pass
 
 
-def optimize(root, log=None, private=False):
+def optimize(root, log=None, private=False, finish=True):
     """Optimize the program whose entry is `root`, in place; returns `root`.
     `private`: the caller made every graph `root` reaches its own (else they are
-    copied first, see `_make_private`).
+    copied first, see `_make_private`).  `finish`: run the finishing rules, which
+    prepare the program for the backends (a program that J will transform again
+    stops before them).
 
     1. simplify: structure (tuples, environments, switch on constants), the rules
        for derivative programs, algebra and constant folding, and inlining, to a
@@ -33,7 +35,8 @@ def optimize(root, log=None, private=False):
         fired, mng = interprocedural(root, log, mng)
         if not rewrites and not merged and not fired:
             break
-    run_pass(root, R.FINISH, name="finish", log=log, like=mng)
+    if finish:
+        run_pass(root, R.FINISH, name="finish", log=log, like=mng)
     return root
 
 

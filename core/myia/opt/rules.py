@@ -437,14 +437,22 @@ def _same_type(a, b):
         and str(a.abstract) == str(b.abstract)
 
 
+def _is_ones(node):
+    """1, or a constant array of ones (what a reduction's bprop broadcasts)."""
+    if _is_number(node, 1):
+        return True
+    return _const(node) and isinstance(node.value, np.ndarray) \
+        and node.value.dtype.kind == "f" and node.value.size > 0 and bool(np.all(node.value == 1))
+
+
 @rule(on=[P.mul])
 def multiply_by_one(node, ctx):
-    """x * 1 -> x;  1 * x -> x  (when x already has the product's type)"""
+    """x * 1 -> x;  1 * x -> x  (when x already has the product's type: exact in IEEE)"""
     if _is(node, P.mul):
         _, a, b = node.inputs
-        if _is_number(b, 1) and (_same_type(a, node) or node.abstract is None):
+        if _is_ones(b) and (_same_type(a, node) or node.abstract is None and _is_number(b, 1)):
             return a
-        if _is_number(a, 1) and (_same_type(b, node) or node.abstract is None):
+        if _is_ones(a) and (_same_type(b, node) or node.abstract is None and _is_number(a, 1)):
             return b
     return None
 

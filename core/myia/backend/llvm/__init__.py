@@ -33,24 +33,32 @@ class LLVMBackend:
         self._dispatchers = {}
         self._by_fn = {}
 
-    def typed_program(self, graph, args):
-        """The specialized, optimized program of `graph` for `args`."""
+    def typed_program(self, fn, args):
+        """The specialized, optimized program of `fn` (a graph, a function or a
+        transform) for `args`."""
         if self._specialize is not None:
-            return self._specialize(graph, args)
+            return self._specialize(fn, args)
         from ...infer import signature_of, specialize
         from ...opt import optimize
+        from ...pipeline import to_graph
 
-        typed = specialize(graph, list(signature_of(args)))
+        signature = signature_of(args)
+        typed = specialize(to_graph(fn, signature), list(signature))
         if self._optimize:
             optimize(typed)
         return typed
 
-    def dispatcher(self, graph):
+    def dispatcher(self, graph, source=None, name=None):
+        """The dispatcher of `graph` (or of any key), whose programs are those of
+        `source` (what the graph was made from: a transform builds a graph per
+        signature) or of the graph itself."""
         d = self._dispatchers.get(graph)
         if d is None:
             from .dispatch import Dispatcher
 
-            d = Dispatcher(lambda args, g=graph: self.typed_program(g, args), graph.name)
+            source = graph if source is None else source
+            d = Dispatcher(lambda args, s=source: self.typed_program(s, args),
+                           name or graph.name)
             self._dispatchers[graph] = d
         return d
 
@@ -60,26 +68,27 @@ class LLVMBackend:
     def run(self, fn, args):
         """Call `fn` (a Python function, a transformed one, or a Graph) compiled for
         `args`: the dispatcher is found by the function object itself, so a call does
-        not even look up the graph."""
+        not even look up the graph (nor build one: a transform builds its program per
+        signature)."""
         entry = self._by_fn.get(fn)
         if entry is None:
-            from ...pipeline import to_graph
+            from ...pipeline import header
 
-            graph = to_graph(fn)
-            entry = self._by_fn[fn] = (self.dispatcher(graph), graph)
-        d, graph = entry
-        if len(args) < len(graph.parameters):
-            args = _with_defaults(graph, args)
+            name, names, defaults = header(fn)
+            entry = self._by_fn[fn] = (self.dispatcher(fn, fn, name), names, defaults)
+        d, names, defaults = entry
+        if len(args) < len(names):
+            args = _with_defaults(names, defaults, args)
         return d(*args)
 
 
-def _with_defaults(graph, args):
-    """`args` completed with the defaults of the missing parameters of `graph` (the
-    compiled code takes every parameter); unchanged when some missing one has no
-    default (specialization then says which arguments are missing)."""
-    missing = [p.name for p in graph.parameters[len(args):]]
-    if all(name in graph.defaults for name in missing):
-        return tuple(args) + tuple(graph.defaults[name] for name in missing)
+def _with_defaults(names, defaults, args):
+    """`args` completed with the defaults of the missing parameters (the compiled code
+    takes every parameter); unchanged when some missing one has no default
+    (specialization then says which arguments are missing)."""
+    missing = names[len(args):]
+    if all(name in defaults for name in missing):
+        return tuple(args) + tuple(defaults[name] for name in missing)
     return args
 
 
