@@ -295,6 +295,10 @@ def _register_in_subset():
     for obj, macro in [(GRAD, GRAD), (VALUE_AND_GRAD, VALUE_AND_GRAD),
                        (grad, GRAD), (value_and_grad, VALUE_AND_GRAD)]:
         register_special(obj, macro)
+    # `grad(f)` of a known function, in subset code, is the same transform as from
+    # Python (inference builds its program per call signature)
+    GRAD.static_transform = lambda fn, argnums: _interned(fn, argnums, "grad")
+    VALUE_AND_GRAD.static_transform = lambda fn, argnums: _interned(fn, argnums, "value_and_grad")
 
 
 class JVPFunction(_Transformed):

@@ -346,6 +346,35 @@ class PrimitiveFunction:
         return self.prim.name
 
 
+class TransformFunction:
+    """A transform of a known function (`grad(f)` in subset code, with f a function
+    that captures nothing): its program is built for the types of each call
+    (`transform.__myia_graph_for__(signature)`: the gradient of a gradient
+    differentiates the optimized inner program, see myia.api.GradFunction).  Two of
+    the same transform object are the same function."""
+
+    __slots__ = ("transform",)
+
+    def __init__(self, transform):
+        self.transform = transform
+
+    def __eq__(self, other):
+        return type(other) is TransformFunction and other.transform is self.transform
+
+    def __hash__(self):
+        return hash(id(self.transform))
+
+    @property
+    def name(self):
+        return getattr(self.transform, "__name__", repr(self.transform))
+
+    def sort_key(self):
+        return (3, self.name, id(self.transform), 0)
+
+    def __repr__(self):
+        return self.name
+
+
 class MacroFunction:
     """`grad`/`value_and_grad` in subset code (a GradMacro) or J of one (a JOf).  Two
     JOf of the same macro and level are the same function."""

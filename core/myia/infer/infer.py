@@ -49,6 +49,7 @@ from ..ir import Apply, Constant, Graph, Parameter, manage
 from ..ir.clone import clone, inline
 from ..prim import ops as P
 from .abstract import (
+    TransformFunction,
     ANY,
     BOTTOM,
     ENV_ANY,
@@ -438,7 +439,17 @@ class Inferrer:
             return self.call(ctx, node, opt.fn, list(opt.args) + list(args), False)
         if cls is MacroFunction:
             return self.expand_macro(ctx, node, opt, args)
+        if cls is TransformFunction:
+            return self.call_transform(ctx, node, opt, args, single)
         raise AssertionError(opt)
+
+    def call_transform(self, ctx, node, opt, args, single):
+        """A call of a transform of a known function: the program it builds for these
+        argument types (a graph without free variables), called like any graph."""
+        signature = tuple(broaden(a) for a in args)
+        t = opt.transform
+        graph = t.__myia_graph_for__(signature) or t.__myia_graph__()
+        return self.call(ctx, node, GraphFunction(graph, None), args, single)
 
     def visible(self, fctx, ctx):
         """Whether the frame `fctx` encloses the context `ctx` (so the specialized graph
@@ -581,6 +592,9 @@ class Inferrer:
         argnums = constant_value(argnums_a)
         if argnums is NOT_CONSTANT:
             raise MyiaGradError(f"argnums of {opt.name} must be a constant, got {argnums_a}")
+        static = self.static_transform(ctx, node, opt, f, argnums)
+        if static is not None:
+            return AFunction([TransformFunction(static)]), None
         names, defaults = self.signature(opt, f)
         macro = opt.macro
         if isinstance(macro, GradMacro):
@@ -595,6 +609,41 @@ class Inferrer:
             pctx = ctx.ancestor(self.infos[graph].parent)
             return self.call(ctx, node, GraphFunction(graph, pctx), [f, argnums_a], True)
         return self.call(ctx, node, GraphFunction(graph, None), [f, argnums_a], True)
+
+    def static_transform(self, ctx, node, opt, f, argnums):
+        """`grad(f)` as a transform built per call signature (see TransformFunction),
+        when f is a known function that captures nothing (or such a transform) and the
+        value is only called, or only differentiated again: else None, and the macro
+        expands into a program that applies J to f's value."""
+        macro = opt.macro
+        make = getattr(macro, "static_transform", None)
+        if make is None or not isinstance(macro, GradMacro) or f.__class__ is not AFunction \
+                or len(f.options) != 1:
+            return None
+        (fo,) = f.options
+        if fo.__class__ is GraphFunction:
+            if fo.context is not None or self.infos[fo.graph].free_variables:
+                return None
+            target = fo.graph
+        elif fo.__class__ is TransformFunction:
+            target = fo.transform
+        else:
+            return None
+        g = ctx.graph
+        info = self.infos[g]
+        if node is g.output or any(node in self.infos[h].free_variables
+                                   for h in self.infos.scope(g)[1:]):
+            return None
+        for u in info.users.get(node, ()):
+            called = u.inputs[0] is node and node not in u.inputs[1:]
+            regraded = (u.inputs[0].__class__ is Constant and isinstance(u.inputs[0].value, GradMacro)
+                        and len(u.inputs) > 1 and u.inputs[1] is node)
+            if not (called or regraded):
+                return None
+        try:
+            return make(target, argnums)
+        except TypeError:  # unhashable argnums
+            return None
 
     def closure_literal(self, node, opt):
         """The graph of `grad(g)` at `node` when g is a closure written right there (its

@@ -58,6 +58,7 @@ from .abstract import (
     ATuple,
     GraphFunction,
     MacroFunction,
+    TransformFunction,
     PrimitiveFunction,
     constant_value,
     join,
@@ -337,6 +338,12 @@ class Specializer:
                 if opt.prim is P.J:
                     return self.build_J(ctx, node, a, target, args)
                 return self.new_apply(ctx, [Constant(opt.prim, fn.loc)] + args, node, a)
+            if isinstance(opt, TransformFunction) and isinstance(target, Context):
+                g = target.graph
+                for p in g.parameters[len(args):]:
+                    args.append(Constant(g.defaults[p.name], node.loc))
+                return self.new_apply(ctx, [self.graph_constant(target, fn.loc)] + args,
+                                      node, a)
             if isinstance(opt, MacroFunction) and isinstance(target, Context):
                 if len(args) == 1:
                     args.append(Constant(0, node.loc))
