@@ -194,14 +194,12 @@ def fourth_in_subset(x):
     return grad(grad(grad(grad(quintic))))(x)
 
 
-@pytest.mark.timeout(600)  # about 50 s on llvm: a fourth derivative compiles slowly
 @pytest.mark.usefixtures("backend")
 def test_fourth_derivative_from_python():
     d4 = myia.grad(myia.grad(myia.grad(myia.grad(quintic))))
     assert myia.compile(d4)(-3.0) == pytest.approx(-360.0)  # 120 x
 
 
-@pytest.mark.timeout(600)  # about 50 s on llvm
 @pytest.mark.usefixtures("backend")
 def test_fourth_derivative_in_subset():
     assert myia.compile(fourth_in_subset)(-3.0) == pytest.approx(-360.0)
