@@ -10,7 +10,7 @@
 # this package, which must end up being the function `myia.ir` (bound below).
 from . import ir as _ir_package  # noqa: F401  isort: skip
 from . import viz  # noqa: F401  (myia.viz.render)
-from .api import _register_in_subset, compile, grad, hessian, ir, jvp, value_and_grad, vjp
+from .api import _register_in_subset, compile, grad, hessian, ir, jet, jvp, value_and_grad, vjp
 from .errors import (
     MyiaError,
     MyiaNameError,
@@ -26,7 +26,7 @@ _register_in_subset()
 from .api import ir  # noqa: E402,F811  (the function, not the subpackage)
 
 __all__ = [
-    "compile", "grad", "hessian", "ir", "jvp", "value_and_grad", "vjp",
+    "compile", "grad", "hessian", "ir", "jet", "jvp", "value_and_grad", "vjp",
     "MyiaError", "MyiaNameError", "MyiaOverflowError", "MyiaShapeError", "MyiaSourceError", "MyiaSyntaxError",
     "MyiaTypeError", "MyiaValueError",
 ]

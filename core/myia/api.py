@@ -9,7 +9,9 @@ import functools
 import os
 import weakref
 
-from .errors import MyiaError
+import numpy as np
+
+from .errors import MyiaError, MyiaGradError
 
 BACKENDS = ("vm", "llvm", "cupy")
 
@@ -112,14 +114,13 @@ class _Transformed:
 
 
 def _check_differentiable(names, args, argnums):
-    import numpy as np
-
-    from .errors import MyiaGradError
-
+    # on every call of a derivative: the common case (a float) costs one type check
     for a in argnums:
         if a >= len(args):
             continue
         x = args[a]
+        if type(x) is float:
+            continue
         if isinstance(x, (bool, int, np.integer, np.bool_)) or (
                 isinstance(x, np.ndarray) and x.dtype.kind in "biu"):
             name = names[a] if a < len(names) else str(a)
@@ -311,8 +312,6 @@ class JVPFunction(_Transformed):
 
 
 def _check_tangents(primals, tangents):
-    from .errors import MyiaGradError
-
     if len(primals) != len(tangents):
         raise MyiaGradError(
             f"jvp got {len(primals)} primals but {len(tangents)} tangents",
@@ -326,8 +325,6 @@ def _check_tangents(primals, tangents):
 
 def _structure_mismatch(x, t, path=""):
     """A description of how `t` differs in structure or shape from `x`, or None."""
-    import numpy as np
-
     if isinstance(x, tuple):
         if not isinstance(t, tuple) or len(t) != len(x):
             return f"{path or 'the value'} is a tuple of {len(x)}, its tangent is {t!r}"
@@ -361,8 +358,6 @@ class HessianFunction:
 
     def __init__(self, fn, argnums=0):
         if not isinstance(argnums, int) or isinstance(argnums, bool):
-            from .errors import MyiaGradError
-
             raise MyiaGradError("hessian takes a single int argnums",
                                 hint="for several arguments, take hessians one at a time")
         self.fn = fn
@@ -374,8 +369,6 @@ class HessianFunction:
 
     @user_facing
     def __call__(self, *args):
-        import numpy as np
-
         self.grad._check_args(args)
         backend = default_backend()
         compiled = self._compiled.get(backend)
@@ -397,6 +390,92 @@ class HessianFunction:
             return float(columns[0]) if columns[0].ndim == 0 else columns[0]
         h = np.stack(columns, axis=-1)
         return h.reshape(np.shape(columns[0]) + x_arr.shape)
+
+
+class JetFunction(_Transformed):
+    """`jet(fn, order)`: `fn(x)` and its first `order` derivatives in one forward pass of
+    truncated Taylor arithmetic (`myia.ad.taylor`).  For arguments of known types it
+    expands the optimized program of `fn` (straight-line code keeps its structural
+    zeros); otherwise its parsed program."""
+
+    def __init__(self, fn, order, argnums=0):
+        super().__init__(fn)
+        self.order = order
+        self.argnums = argnums
+        self._by_signature = {}
+
+    def __myia_header__(self):
+        h = self.__dict__.get("_header")
+        if h is None:
+            from .ad import check_argnums
+            from .pipeline import header
+
+            name, names, defaults = header(self.fn)
+            check_argnums(self.argnums, len(names), names)
+            h = self._header = (f"jet{self.order}_{name}", names, defaults)
+        return h
+
+    def _build(self, fn_graph):
+        from .ad.taylor import jet_entry_graph
+
+        self.__myia_header__()
+        return jet_entry_graph(fn_graph, self.order, self.argnums)
+
+    def __myia_graph_for__(self, signature):
+        if signature in self._by_signature:
+            return self._by_signature[signature]
+        _, names, defaults = self.__myia_header__()
+        graph = None
+        if len(signature) == len(names):
+            from .ad.reverse import not_J_readable
+            from .ad.taylor import jet_entry_graph
+            from .pipeline import optimized_for
+
+            inner, _ = optimized_for(self.fn, signature, finish=False)
+            _check_jet_output(inner)
+            if not_J_readable(inner) is None:
+                graph = jet_entry_graph(inner, self.order, self.argnums)
+                graph.defaults = dict(defaults)
+        self._by_signature[signature] = graph
+        return graph
+
+    def _check_args(self, args):
+        _, names, _ = self.__myia_header__()
+        _check_differentiable(names, args, (self.argnums,))
+
+    def __repr__(self):
+        return (f"<myia.jet({getattr(self.fn, '__name__', self.fn)}, order={self.order}, "
+                f"argnums={self.argnums})>")
+
+
+def _check_jet_output(graph):
+    ab = getattr(graph.output, "abstract", None)
+    if ab is not None and (getattr(ab, "dtype", None) not in ("float64", "float32")):
+        raise MyiaGradError(
+            f"jet needs a function that returns a float or an array of floats; "
+            f"{graph.name} returns {ab}", graph.loc,
+            hint="take the jet of one float output at a time")
+
+
+def jet(fn, order, argnums=0):
+    """Taylor mode (in the spirit of `jax.experimental.jet`): `jet(fn, order=K)(*args)`
+    returns `(fn(*args), d/dt fn, ..., d^K/dt^K fn)` along `args[argnums] + t` (for an
+    array, every element moves together: elementwise functions give elementwise
+    derivatives), computed in one forward pass of truncated Taylor arithmetic."""
+    if not isinstance(order, int) or isinstance(order, bool) or order < 0:
+        raise MyiaGradError(f"jet needs an int order >= 0, not {order!r}",
+                            hint="e.g. myia.jet(f, order=10)")
+    if not isinstance(argnums, int) or isinstance(argnums, bool):
+        raise MyiaGradError("jet takes a single int argnums",
+                            hint="the derivatives are along one argument")
+    key = ("jet", fn, order, argnums)
+    try:
+        t = _INTERNED.get(key)
+    except TypeError:
+        return JetFunction(fn, order, argnums)
+    if t is None:
+        t = _INTERNED[key] = JetFunction(fn, order, argnums)
+    return t
 
 
 def P_zeros_like(x):

@@ -18,7 +18,8 @@ import numpy as np
 from ..errors import MyiaOverflowError, MyiaValueError
 from .grad_ops import zeros_like
 from .logic import eq, gt, lt
-from .primitive import Primitive, bprop, jvp
+from . import series as S
+from .primitive import PIECEWISE_LINEAR, Primitive, bprop, jet, jvp, linear_in
 from .shape import unbroadcast
 
 
@@ -122,6 +123,11 @@ def jvp_add(x, y, dx, dy):
     return dx + dy
 
 
+@jet(add)
+def jet_add(out, x, y):
+    return [out] + S.elementwise(x, y, lambda a, b: a + b)
+
+
 @bprop(sub)
 def bprop_sub(x, y, out, dout):
     return (unbroadcast(dout, x), unbroadcast(-dout, y))
@@ -130,6 +136,11 @@ def bprop_sub(x, y, out, dout):
 @jvp(sub)
 def jvp_sub(x, y, dx, dy):
     return dx - dy
+
+
+@jet(sub)
+def jet_sub(out, x, y):
+    return [out] + S.elementwise(x, y, lambda a, b: a - b)
 
 
 @bprop(mul)
@@ -142,6 +153,11 @@ def jvp_mul(x, y, dx, dy):
     return dx * y + x * dy
 
 
+@jet(mul)
+def jet_mul(out, x, y):
+    return S.cauchy(x, y, out)
+
+
 @bprop(truediv)
 def bprop_truediv(x, y, out, dout):
     return (unbroadcast(dout / y, x), unbroadcast(-dout * out / y, y))
@@ -152,6 +168,13 @@ def jvp_truediv(x, y, dx, dy):
     return (dx - x / y * dy) / y
 
 
+@jet(truediv)
+def jet_truediv(out, x, y):
+    if all(c is S.ZERO for c in y[1:]):  # by a constant: each coefficient alone
+        return [out] + [c / y[0] for c in x[1:]]
+    return S.divide(x, y, out)
+
+
 @bprop(mod)
 def bprop_mod(x, y, out, dout):
     return (unbroadcast(dout, x), unbroadcast(-dout * floor(x / y), y))
@@ -160,6 +183,9 @@ def bprop_mod(x, y, out, dout):
 @jvp(mod)
 def jvp_mod(x, y, dx, dy):
     return dx - dy * floor(x / y)
+
+
+jet(mod)(PIECEWISE_LINEAR)
 
 
 @bprop(pow)
@@ -174,6 +200,18 @@ def jvp_pow(x, y, dx, dy):
     return dx * y * x ** (y - 1) + dy * x ** y * log(where(x > 0, x, 1.0))
 
 
+@jet(pow)
+def jet_pow(out, x, y):
+    if any(c is not S.ZERO for c in y[1:]):  # x ** y = exp(y log x)
+        return S.exp(S.cauchy(y, S.log(x, x[0].map(log))), out)
+    r = y[0].node
+    if r.is_constant() and isinstance(r.value, (int, float)) and not isinstance(r.value, bool):
+        if float(r.value).is_integer() and 0 <= r.value <= 64:
+            return S.integer_power(x, int(r.value), out)
+        return S.power(x, float(r.value), out)
+    return S.power(x, y[0], out)
+
+
 @bprop(neg)
 def bprop_neg(x, out, dout):
     return (-dout,)
@@ -182,6 +220,11 @@ def bprop_neg(x, out, dout):
 @jvp(neg)
 def jvp_neg(x, dx):
     return -dx
+
+
+@jet(neg)
+def jet_neg(out, x):
+    return [out] + [-c for c in x[1:]]
 
 
 def _unary(np_fn):
@@ -214,6 +257,11 @@ def jvp_exp(x, dx):
     return dx * exp(x)
 
 
+@jet(exp)
+def jet_exp(out, x):
+    return S.exp(x, out)
+
+
 @bprop(log)
 def bprop_log(x, out, dout):
     return (dout / x,)
@@ -222,6 +270,11 @@ def bprop_log(x, out, dout):
 @jvp(log)
 def jvp_log(x, dx):
     return dx / x
+
+
+@jet(log)
+def jet_log(out, x):
+    return S.log(x, out)
 
 
 @bprop(sin)
@@ -234,6 +287,11 @@ def jvp_sin(x, dx):
     return dx * cos(x)
 
 
+@jet(sin)
+def jet_sin(out, x):
+    return S.sin_cos(x, out, x[0].map(cos))[0]
+
+
 @bprop(cos)
 def bprop_cos(x, out, dout):
     return (-dout * sin(x),)
@@ -242,6 +300,11 @@ def bprop_cos(x, out, dout):
 @jvp(cos)
 def jvp_cos(x, dx):
     return -dx * sin(x)
+
+
+@jet(cos)
+def jet_cos(out, x):
+    return S.sin_cos(x, x[0].map(sin), out)[1]
 
 
 @bprop(tan)
@@ -254,6 +317,11 @@ def jvp_tan(x, dx):
     return dx * (1.0 + tan(x) * tan(x))
 
 
+@jet(tan)
+def jet_tan(out, x):
+    return S.by_square(x, out, +1)
+
+
 @bprop(tanh)
 def bprop_tanh(x, out, dout):
     return (dout * (1.0 - out * out),)
@@ -262,6 +330,11 @@ def bprop_tanh(x, out, dout):
 @jvp(tanh)
 def jvp_tanh(x, dx):
     return dx * (1.0 - tanh(x) * tanh(x))
+
+
+@jet(tanh)
+def jet_tanh(out, x):
+    return S.by_square(x, out, -1)
 
 
 @bprop(sqrt)
@@ -274,6 +347,11 @@ def jvp_sqrt(x, dx):
     return dx / (2.0 * sqrt(x))
 
 
+@jet(sqrt)
+def jet_sqrt(out, x):
+    return S.sqrt(x, out)
+
+
 @bprop(arctan)
 def bprop_arctan(x, out, dout):
     return (dout / (1.0 + x * x),)
@@ -282,6 +360,11 @@ def bprop_arctan(x, out, dout):
 @jvp(arctan)
 def jvp_arctan(x, dx):
     return dx / (1.0 + x * x)
+
+
+@jet(arctan)
+def jet_arctan(out, x):
+    return S.arctan(x, out)
 
 
 def _sign(x):
@@ -305,6 +388,9 @@ def bprop_abs(x, out, dout):
 @jvp(abs)
 def jvp_abs(x, dx):
     return dx * sign(x)
+
+
+jet(abs)(PIECEWISE_LINEAR)
 
 
 def _maximum(x, y):
@@ -346,6 +432,9 @@ def jvp_maximum(x, y, dx, dy):
     return dx * share + dy * (1.0 - share)
 
 
+jet(maximum)(PIECEWISE_LINEAR)
+
+
 @bprop(minimum)
 def bprop_minimum(x, y, out, dout):
     share = where(lt(x, y), 1.0, where(eq(x, y), 0.5, 0.0))
@@ -358,6 +447,9 @@ def jvp_minimum(x, y, dx, dy):
     return dx * share + dy * (1.0 - share)
 
 
+jet(minimum)(PIECEWISE_LINEAR)
+
+
 @bprop(where)
 def bprop_where(c, x, y, out, dout):
     return (zeros_like(c), unbroadcast(where(c, dout, 0.0), x), unbroadcast(where(c, 0.0, dout), y))
@@ -367,3 +459,6 @@ def bprop_where(c, x, y, out, dout):
 @jvp(where)
 def jvp_where(c, x, y, dc, dx, dy):
     return where(c, dx, dy)
+
+
+jet(where)(linear_in(1, 2))

@@ -6,7 +6,8 @@ import numpy as np
 from ..errors import MyiaShapeError
 from .arith import eq
 from .grad_ops import zeros_like
-from .primitive import Primitive, bprop, jvp
+from . import series as S
+from .primitive import PIECEWISE_LINEAR, Primitive, bprop, jet, jvp, linear_in
 from .shape import (_as_array, _axes, broadcast_to, ndim, reduced_shape, reshape, shape,
                     transpose)
 
@@ -36,6 +37,9 @@ def jvp_reduce_sum(x, axis, keepdims, dx, daxis, dkeepdims):
     return reduce_sum(dx, axis, keepdims)
 
 
+jet(reduce_sum)(linear_in(0))
+
+
 @bprop(reduce_max)
 def bprop_reduce_max(x, axis, keepdims, out, dout):
     # ties share the sensitivity evenly
@@ -51,6 +55,9 @@ def jvp_reduce_max(x, axis, keepdims, dx, daxis, dkeepdims):
     kept = reduced_shape(shape(x), axis)
     mask = eq(x, reshape(reduce_max(x, axis, True), kept)) * 1.0
     return reduce_sum(mask * dx, axis, keepdims) / reduce_sum(mask, axis, keepdims)
+
+
+jet(reduce_max)(PIECEWISE_LINEAR)
 
 
 def _dot(a, b):
@@ -82,3 +89,8 @@ def bprop_dot(a, b, out, dout):
 @jvp(dot)
 def jvp_dot(a, b, da, db):
     return dot(da, b) + dot(a, db)
+
+
+@jet(dot)
+def jet_dot(out, a, b):
+    return S.cauchy(a, b, out, prim=dot)

@@ -10,7 +10,8 @@ import numpy as np
 
 from ..errors import MyiaGradError, MyiaTypeError
 from ..ir.anf import EnvKey  # noqa: F401  (keys are IR-level: cloning maps them)
-from .primitive import Primitive, bprop, jvp
+from . import series as S
+from .primitive import Primitive, bprop, jet, jvp, linear_in
 
 
 class EnvInstance:
@@ -140,6 +141,12 @@ def jvp_gadd(x, y, dx, dy):
     return gadd(dx, dy)
 
 
+@jet(gadd)
+def jet_gadd(out, x, y):
+    return [out] + S.elementwise(x, y, lambda a, b: b if a is S.ZERO else a if b is S.ZERO
+                                 else S.Term(S.apply(gadd, a.node, b.node)))
+
+
 @bprop(zeros_like)
 def bprop_zeros_like(x, out, dout):
     return (zeros_like(x),)
@@ -148,6 +155,11 @@ def bprop_zeros_like(x, out, dout):
 @jvp(zeros_like)
 def jvp_zeros_like(x, dx):
     return zeros_like(dx)
+
+
+@jet(zeros_like)
+def jet_zeros_like(out, x):
+    return [out] + [S.ZERO] * (len(x) - 1)
 
 
 @bprop(env_new)
@@ -171,6 +183,9 @@ def jvp_env_setitem(env, key, value, denv, dkey, dvalue):
     return env_setitem(denv, key, dvalue)
 
 
+jet(env_setitem)(linear_in(0, 2))
+
+
 @bprop(env_getitem)
 def bprop_env_getitem(env, key, default, out, dout):
     return (env_setitem(env_new(), key, dout), key, zeros_like(default))
@@ -181,6 +196,9 @@ def jvp_env_getitem(env, key, default, denv, dkey, ddefault):
     return env_getitem(denv, key, ddefault)
 
 
+jet(env_getitem)(linear_in(0, 2))
+
+
 @bprop(env_add)
 def bprop_env_add(a, b, out, dout):
     return (dout, dout)
@@ -189,6 +207,12 @@ def bprop_env_add(a, b, out, dout):
 @jvp(env_add)
 def jvp_env_add(a, b, da, db):
     return env_add(da, db)
+
+
+@jet(env_add)
+def jet_env_add(out, x, y):
+    return [out] + S.elementwise(x, y, lambda a, b: b if a is S.ZERO else a if b is S.ZERO
+                                 else S.Term(S.apply(env_add, a.node, b.node)))
 
 
 # The sensitivity of J(x) is the sensitivity of x (see myia.ad): both rules pass it on.

@@ -5,7 +5,7 @@ import operator
 import numpy as np
 
 from ..errors import MyiaOverflowError, MyiaTypeError, MyiaValueError
-from .primitive import Primitive, bprop, jvp
+from .primitive import Primitive, bprop, jet, jvp, linear_in
 from .shape import unbroadcast
 
 eq = Primitive("eq", operator.eq, "x == y", nondiff=True)
@@ -75,3 +75,6 @@ def bprop_to_float(x, out, dout):
 @jvp(to_float)
 def jvp_to_float(x, dx):
     return to_float(dx)
+
+
+jet(to_float)(linear_in(0))

@@ -7,6 +7,11 @@ A primitive holds, in one place, every rule about it:
     bprop     its reverse-mode rule, a function written in the Python subset
               (`@bprop(p)` right after the definition; parsed like user code);
     jvp       its forward-mode rule, also in the subset (`@jvp(p)`);
+    jet       its Taylor-mode rule (`@jet(p)`): a Python function that builds the
+              truncated series of the output from those of the inputs (myia.prim.series);
+              `jet(p)(linear_in(i, ...))` for a primitive linear in inputs i (the others
+              static: shapes, axes, keys), `jet(p)(PIECEWISE_LINEAR)` for one that is
+              linear near every point (abs, max), whose k-th coefficient is its jvp;
     infer     its type/shape rule (`@infer(p)`, added by the inference layer);
     lowerings {backend name: rule}, filled in by each backend.
 
@@ -82,6 +87,22 @@ bprop = _register("bprop")
 #: `@jvp(p)`: the forward rule of `p`: `def jvp_p(*inputs, *tangents)` returning the
 #: tangent of the output.
 jvp = _register("jvp")
+#: `@jet(p)`: the Taylor rule of `p`: `def jet_p(out, *series)`, each series a list of
+#: K + 1 `series.Term`s (`out`: the term of p at the inputs' values), returning the
+#: output's series.
+jet = _register("jet")
+
+
+def linear_in(*indices):
+    """The Taylor rule of a primitive linear in inputs `indices` (all, if none given):
+    the k-th coefficient is the primitive of the k-th coefficients of those inputs and
+    of the values of the others."""
+    return ("linear", indices or None)
+
+
+#: the Taylor rule of a primitive that is linear near every point (abs, maximum, mod):
+#: the k-th coefficient is its jvp at the values, with the k-th coefficients as tangents
+PIECEWISE_LINEAR = ("piecewise linear", None)
 #: `@infer(p)`: the inference rule of `p` (see myia.infer).
 infer = _register("infer")
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import MyiaOverflowError, MyiaShapeError, MyiaTypeError, MyiaValueError
 from .grad_ops import zeros_like
-from .primitive import Primitive, bprop, jvp
+from .primitive import Primitive, bprop, jet, jvp, linear_in
 
 DTYPES = {"float64": np.float64, "float32": np.float32, "int64": np.int64, "bool": np.bool_}
 
@@ -147,6 +147,9 @@ def jvp_reshape(x, shp, dx, dshp):
     return reshape(dx, shp)
 
 
+jet(reshape)(linear_in(0))
+
+
 def _transpose(x, axes):
     x = _as_array(x)
     if axes is not None and sorted(axes) != list(range(x.ndim)):
@@ -165,6 +168,9 @@ def bprop_transpose(x, axes, out, dout):
 @jvp(transpose)
 def jvp_transpose(x, axes, dx, daxes):
     return transpose(dx, axes)
+
+
+jet(transpose)(linear_in(0))
 
 
 def _broadcast_to(x, shp):
@@ -207,6 +213,9 @@ def jvp_broadcast_to(x, shp, dx, dshp):
     return broadcast_to(dx, shp)
 
 
+jet(broadcast_to)(linear_in(0))
+
+
 @bprop(sum_to)
 def bprop_sum_to(x, shp, out, dout):
     return (broadcast_to(dout, shape(x)), zeros_like(shp))
@@ -215,6 +224,9 @@ def bprop_sum_to(x, shp, out, dout):
 @jvp(sum_to)
 def jvp_sum_to(x, shp, dx, dshp):
     return sum_to(dx, shp)
+
+
+jet(sum_to)(linear_in(0))
 
 
 def _unbroadcast(d, x):
@@ -243,6 +255,9 @@ def jvp_unbroadcast(d, x, dd, dx):
     return unbroadcast(dd, x)
 
 
+jet(unbroadcast)(linear_in(0))
+
+
 @bprop(full)
 def bprop_full(shp, value, dt, out, dout):
     # every element is the value: its sensitivity is their sum (zero for an int value)
@@ -252,6 +267,9 @@ def bprop_full(shp, value, dt, out, dout):
 @jvp(full)
 def jvp_full(shp, value, dt, dshp, dvalue, ddt):
     return full(shp, dvalue, dt)
+
+
+jet(full)(linear_in(1))
 
 
 def _astype(x, dt):
@@ -270,6 +288,9 @@ def bprop_astype(x, dt, out, dout):
 @jvp(astype)
 def jvp_astype(x, dt, dx, ddt):
     return astype(dx, dt)
+
+
+jet(astype)(linear_in(0))
 
 
 def _array_to_scalar(x):
@@ -292,3 +313,6 @@ def bprop_array_to_scalar(x, out, dout):
 @jvp(array_to_scalar)
 def jvp_array_to_scalar(x, dx):
     return array_to_scalar(dx)
+
+
+jet(array_to_scalar)(linear_in(0))

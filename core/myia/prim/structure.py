@@ -4,7 +4,7 @@ import numpy as np
 
 from ..errors import MyiaAssertionError, MyiaTypeError, MyiaValueError
 from .grad_ops import zeros_like
-from .primitive import Primitive, bprop, jvp
+from .primitive import Primitive, bprop, jet, jvp, linear_in
 
 
 def _switch(cond, if_true, if_false):
@@ -24,6 +24,9 @@ def bprop_switch(cond, x, y, out, dout):
 @jvp(switch)
 def jvp_switch(cond, x, y, dcond, dx, dy):
     return switch(cond, dx, dy)
+
+
+jet(switch)(linear_in(1, 2))
 
 
 # make_tuple takes any number of inputs: its bprop is built per arity by myia.ad.
@@ -64,6 +67,9 @@ def jvp_tuple_getitem(t, i, dt, di):
     return tuple_getitem(dt, i)
 
 
+jet(tuple_getitem)(linear_in(0))
+
+
 @bprop(tuple_setitem)
 def bprop_tuple_setitem(t, i, v, out, dout):
     return (tuple_setitem(dout, i, zeros_like(v)), 0, tuple_getitem(dout, i))
@@ -72,6 +78,9 @@ def bprop_tuple_setitem(t, i, v, out, dout):
 @jvp(tuple_setitem)
 def jvp_tuple_setitem(t, i, v, dt, di, dv):
     return tuple_setitem(dt, i, dv)
+
+
+jet(tuple_setitem)(linear_in(0, 2))
 
 
 @bprop(tuple_tail)
@@ -84,6 +93,9 @@ def jvp_tuple_tail(t, dt):
     return tuple_tail(dt)
 
 
+jet(tuple_tail)(linear_in(0))
+
+
 @bprop(tuple_cons)
 def bprop_tuple_cons(h, t, out, dout):
     return (tuple_getitem(dout, 0), tuple_tail(dout))
@@ -92,6 +104,9 @@ def bprop_tuple_cons(h, t, out, dout):
 @jvp(tuple_cons)
 def jvp_tuple_cons(h, t, dh, dt):
     return tuple_cons(dh, dt)
+
+
+jet(tuple_cons)(linear_in(0, 1))
 
 
 def _getitem(x, index):
@@ -137,6 +152,9 @@ def jvp_getitem(x, index, dx, dindex):
     return getitem(dx, index)
 
 
+jet(getitem)(linear_in(0))
+
+
 @bprop(getitem_grad)
 def bprop_getitem_grad(x, index, d, out, dout):
     return (zeros_like(x), zeros_like(index), getitem(dout, index))
@@ -145,6 +163,9 @@ def bprop_getitem_grad(x, index, d, out, dout):
 @jvp(getitem_grad)
 def jvp_getitem_grad(x, index, d, dx, dindex, dd):
     return getitem_grad(x, index, dd)
+
+
+jet(getitem_grad)(linear_in(2))
 
 
 def _backend_only(*args):

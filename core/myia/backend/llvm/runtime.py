@@ -173,6 +173,9 @@ _ext("sdot", F32, PTR, PTR, PTR, PTR, PTR)
 _ext("myia_capsule_free", VOID, PTR)
 
 
+BLAS_FUNCS = ("dgemm", "sgemm", "dgemv", "sgemv", "ddot", "sdot")
+
+
 def declare(module, name):
     """The declaration of external function `name` in `module` (made once)."""
     try:
@@ -180,6 +183,8 @@ def declare(module, name):
     except KeyError:
         pass
     ret, args, var_arg = EXTERNALS[name]
+    if name in BLAS_FUNCS:
+        engine().bind_blas()
     f = ir.Function(module, ir.FunctionType(ret, args, var_arg=var_arg), name)
     if name in _PURE_LIBM:
         # pure for our purposes (glibc sets errno only for an infinite input, and
@@ -288,7 +293,7 @@ class Engine:
             if name.startswith(("Py", "_Py")) and not name.startswith("PyArray_"):
                 self.add_symbol(name, ctypes.cast(getattr(api, name), ctypes.c_void_p).value)
         self._bind_numpy()
-        self._bind_blas()
+        self.blas_bound = False  # bound by `declare`, when a program first calls BLAS
         self._bind_mvec()
         self.add_symbol("myia_interrupt_flag", ctypes.addressof(_INTERRUPT))
 
@@ -314,6 +319,14 @@ class Engine:
 
         capi.check_layout()
 
+    def bind_blas(self):
+        """Bind scipy's BLAS (importing scipy.linalg costs about 0.3 s: only a process
+        that compiles a product pays it)."""
+        with self.lock:
+            if not self.blas_bound:
+                self._bind_blas()
+                self.blas_bound = True
+
     def _bind_blas(self):
         from scipy.linalg import cython_blas
 
@@ -323,7 +336,7 @@ class Engine:
         getname = ctypes.pythonapi.PyCapsule_GetName
         getname.restype = ctypes.c_char_p
         getname.argtypes = [ctypes.py_object]
-        for name in ("dgemm", "sgemm", "dgemv", "sgemv", "ddot", "sdot"):
+        for name in BLAS_FUNCS:
             cap = cython_blas.__pyx_capi__[name]
             signature = getname(cap)
             if b"int *" not in signature:
@@ -453,6 +466,8 @@ class Engine:
             [t for t, _ in parts] + [str([o for _, o in parts]), self.triple, self.cpu,
                                      self.features, str(llvm.llvm_version_info),
                                      _LLVMLITE_VERSION, CACHE_VERSION]).encode()).hexdigest()
+        if not self.blas_bound and any(f"@{n}(" in t for t, _ in parts for n in BLAS_FUNCS):
+            self.bind_blas()  # IR text that calls BLAS (an ir.Module declared it already)
         prefix = "m" + digest[:20]
         parts = [(t.replace(PREFIX, prefix), o) for t, o in parts]
         exports = [n.replace(PREFIX, prefix) for n in exports]

@@ -1,0 +1,198 @@
+"""Taylor mode: myia.jet(f, order=K) against closed forms, nested grad, finite
+differences and autograd, on both backends."""
+
+import math
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import myia
+from myia.errors import MyiaGradError
+
+BACKENDS = ["vm", "llvm"]
+
+
+def poly(x):
+    return 0.5 * x ** 6 - 2.0 * x ** 5 + x ** 3 - 3.0 * x + 1.0
+
+
+POLY = np.polynomial.Polynomial([1.0, -3.0, 0.0, 1.0, 0.0, -2.0, 0.5])
+
+
+def sin_exp(x):
+    return np.sin(x) * np.exp(x)
+
+
+def sin_exp_derivative(x, k):
+    # d^k/dx^k e^x sin x = 2^(k/2) e^x sin(x + k pi / 4)
+    return 2.0 ** (k / 2) * math.exp(x) * math.sin(x + k * math.pi / 4)
+
+
+def loop(x):
+    i = 0
+    while i < 6:
+        x = np.sin(x) * 1.1
+        i = i + 1
+    return x
+
+
+def branch(x):
+    if x > 0.0:
+        return x * x * np.exp(x)
+    return -x
+
+
+def mixed(x):
+    return (np.tanh(x) + np.sqrt(x + 2.0) / np.log(x + 3.0) + np.arctan(x) * np.cos(x)
+            + x ** 2.5 + np.tan(x / 3.0) - 1.0 / (1.0 + x * x))
+
+
+def power(x, n):
+    if n == 0:
+        return 1.0
+    return x * power(x, n - 1)
+
+
+def with_closure(x):
+    def scaled(y):
+        return np.sin(x * y)
+
+    return scaled(2.0) + scaled(x)
+
+
+def autograd_derivatives(fn, x, order):
+    out, g = [fn(x)], fn
+    for _ in range(order):
+        g = autograd.grad(g)
+        out.append(g(x))
+    return np.array(out)
+
+
+def a_mixed(x):
+    return (anp.tanh(x) + anp.sqrt(x + 2.0) / anp.log(x + 3.0) + anp.arctan(x) * anp.cos(x)
+            + x ** 2.5 + anp.tan(x / 3.0) - 1.0 / (1.0 + x * x))
+
+
+def a_loop(x):
+    for _ in range(6):
+        x = anp.sin(x) * 1.1
+    return x
+
+
+def jet_on(backend, fn, order, *args):
+    return np.array(myia.compile(myia.jet(fn, order=order), backend=backend)(*args))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_order_10_of_a_polynomial_is_exact(backend):
+    for x in (0.0, 0.7, -1.3):
+        got = jet_on(backend, poly, 10, x)
+        want = [POLY.deriv(k)(x) if k else POLY(x) for k in range(11)]
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        # beyond the degree the derivatives are zero by construction, not by rounding
+        assert list(got[7:]) == [0.0] * 4
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_order_10_of_sin_times_exp_matches_its_closed_form(backend):
+    for x in (0.0, 0.7, -2.0):
+        got = jet_on(backend, sin_exp, 10, x)
+        want = [sin_exp_derivative(x, k) for k in range(11)]
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn, afn, x", [
+    (mixed, a_mixed, 0.7), (loop, a_loop, 0.4), (sin_exp, lambda x: anp.sin(x) * anp.exp(x), 1.1),
+], ids=["mixed", "loop", "sin_exp"])
+def test_against_autograd(backend, fn, afn, x):
+    np.testing.assert_allclose(jet_on(backend, fn, 5, x), autograd_derivatives(afn, x, 5),
+                               rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn, x", [(branch, 0.8), (branch, -0.5), (loop, 0.3),
+                                   (with_closure, 0.6), (mixed, 0.2)],
+                         ids=["if_true", "if_false", "while", "closure", "mixed"])
+def test_against_nested_grad(backend, fn, x):
+    want, g = [fn(x)], fn
+    for _ in range(3):
+        g = myia.grad(g)
+        want.append(myia.compile(g, backend="vm")(x))
+    np.testing.assert_allclose(jet_on(backend, fn, 3, x), want, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_through_recursion_and_a_static_argument(backend):
+    # x ** 5 by recursion: the derivatives of a monomial
+    got = jet_on(backend, power, 6, 1.5, 5)
+    want = [math.perm(5, k) * 1.5 ** (5 - k) for k in range(7)]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_each_derivative_is_the_slope_of_the_one_before(backend):
+    j = myia.compile(myia.jet(mixed, order=4), backend=backend)
+    x, h = 0.5, 1e-5
+    here, up, down = (np.array(j(v)) for v in (x, x + h, x - h))
+    np.testing.assert_allclose((up[:-1] - down[:-1]) / (2 * h), here[1:], rtol=1e-5)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_on_an_array_every_element_moves_together(backend):
+    xs = np.linspace(-1.0, 1.0, 7)
+    got = myia.compile(myia.jet(sin_exp, order=6), backend=backend)(xs)
+    assert len(got) == 7
+    for k, arr in enumerate(got):
+        np.testing.assert_allclose(arr, [sin_exp_derivative(x, k) for x in xs], rtol=1e-9,
+                                   atol=1e-12)
+
+
+def test_a_second_argument_is_held_fixed():
+    def f(x, y):
+        return np.exp(x * y)
+
+    got = np.array(myia.jet(f, order=4, argnums=1)(2.0, 0.5))
+    np.testing.assert_allclose(got, [2.0 ** k * math.exp(1.0) for k in range(5)], rtol=1e-12)
+
+
+def test_jet_of_a_gradient_gives_the_next_derivatives():
+    got = np.array(myia.jet(myia.grad(sin_exp), order=4)(0.3))
+    np.testing.assert_allclose(got, [sin_exp_derivative(0.3, k) for k in range(1, 6)],
+                               rtol=1e-9)
+
+
+def test_straight_line_code_keeps_its_zeros():
+    # order 10 of a degree-6 polynomial: the coefficients past 6 are never computed
+    # and the Horner-free expansion stays small
+    view = myia.ir(myia.jet(poly, order=10), 0.5, stage="optimized")
+    assert view.op_count() < 100
+    assert "zeros_like" not in str(view)
+
+
+def test_equal_jets_are_one_object():
+    assert myia.jet(poly, order=3) is myia.jet(poly, order=3)
+    assert myia.jet(poly, order=3) is not myia.jet(poly, order=4)
+
+
+@pytest.mark.parametrize("bad", [-1, 2.0, True])
+def test_order_must_be_a_non_negative_int(bad):
+    with pytest.raises(MyiaGradError, match="int order"):
+        myia.jet(poly, order=bad)
+
+
+def test_refuses_an_integer_argument_and_a_tuple_output():
+    with pytest.raises(MyiaGradError, match="integer"):
+        myia.jet(poly, order=2)(3)
+
+    def pair(x):
+        return (x, x)
+
+    with pytest.raises(MyiaGradError, match="returns a float or an array"):
+        myia.jet(pair, order=2)(1.0)
+
+
+def test_order_zero_is_the_value():
+    assert myia.jet(poly, order=0)(0.5) == (poly(0.5),)
