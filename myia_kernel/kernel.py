@@ -16,6 +16,7 @@ import fnmatch
 import signal
 import sys
 import threading
+import uuid
 
 from ipykernel.kernelbase import Kernel
 
@@ -73,6 +74,7 @@ class MyiaKernel(Kernel):
         self.myia = Session(on_output=self._publish)
         self._silent = False
         self._running_sync = False
+        self._status_id = None  # the display of the status line of a long compile
 
     # ---- protocol details ------------------------------------------------------------
 
@@ -98,6 +100,9 @@ class MyiaKernel(Kernel):
             if stream is not None:
                 stream.flush()
         kind = output["output_type"]
+        if kind == "status":  # a transient line, replaced in place, then emptied
+            self._publish_compile_status(output)
+            return
         if kind == "stream":
             content = {"name": output["name"], "text": output["text"]}
         elif kind == "display_data":
@@ -111,6 +116,25 @@ class MyiaKernel(Kernel):
         else:  # pragma: no cover
             return
         self.send_response(self.iopub_socket, kind, content)
+
+    def _publish_compile_status(self, output):
+        text = output["text"]
+        if text is None:
+            if self._status_id is not None:
+                self.send_response(self.iopub_socket, "update_display_data", {
+                    "data": {"text/plain": ""}, "metadata": {},
+                    "transient": {"display_id": self._status_id}})
+                self._status_id = None
+            return
+        line = f"compiling {text} ({output['seconds']:.0f} s)"
+        data = {"text/plain": line}
+        if self._status_id is None:
+            self._status_id = f"myia-status-{uuid.uuid4().hex}"
+            kind = "display_data"
+        else:
+            kind = "update_display_data"
+        self.send_response(self.iopub_socket, kind, {
+            "data": data, "metadata": {}, "transient": {"display_id": self._status_id}})
 
     # ---- execute ---------------------------------------------------------------------
 

@@ -168,15 +168,22 @@ def magic_grad(session, line):
     %grad f 1               ... with respect to the second one
     %grad f (0, 1)          ... to both (a tuple of gradients)
     %grad f 0 2.0 3.0       with example arguments (for the typed/optimized stages)
+    %grad f --order 3       the third derivative's program, grad(grad(grad(f)))
     """
-    tokens = split_args(line)
+    tokens, order = _take_option(split_args(line), "--order", "%grad f --order 3")
+    order = 1 if order is None else order
+    if order < 1:
+        raise _usage(f"%grad --order must be 1 or more, not {order}")
     if not tokens:
-        raise _usage("%grad needs a function: %grad f [argnums] [example args]")
+        raise _usage("%grad needs a function: %grad f [argnums] [example args] [--order k]")
     fn = _function(session, tokens[0], "grad")
     rest = [session.eval_python(t) for t in tokens[1:]]
     argnums = 0
     if rest and _is_argnums(rest[0]):
         argnums = rest.pop(0)
+    if order > 1 and not isinstance(argnums, int):
+        raise _usage("%grad --order k above 1 takes one argnum (a derivative of a tuple "
+                     "of gradients is not a float)")
     args = tuple(rest)
     name = tokens[0]
     if not args:
@@ -187,16 +194,39 @@ def magic_grad(session, line):
             session.print(f"(optimized for float arguments {args}; give example arguments "
                           f"after the argnums to choose others)")
     primal, p_stage, _ = _best_view(fn, args)
-    adjoint, a_stage, note = _best_view(myia.grad(fn, argnums), args)
+    derivative, what = fn, name
+    for _ in range(order):
+        derivative = myia.grad(derivative, argnums)
+        what = f"grad({what}" + (f", argnums={argnums!r}" if argnums != 0 else "") + ")"
+    adjoint, a_stage, note = _best_view(derivative, args)
     p_ops, a_ops = primal.op_count(), adjoint.op_count()
     session.print(f"primal {name}: {p_ops} primitive operations ({p_stage})")
     session.display(session.bundle(primal))
-    what = f"grad({name}" + (f", argnums={argnums!r}" if argnums != 0 else "") + ")"
     session.print(f"adjoint {what}: {a_ops} primitive operations ({a_stage}"
                   + (f"; {note}" if note else "") + ")")
     session.display(session.bundle(adjoint))
     ratio = f"{a_ops / p_ops:.1f}x" if p_ops else "n/a (the primal has no operations)"
     session.print(f"adjoint/primal operations: {a_ops}/{p_ops} = {ratio}")
+
+
+def _take_option(tokens, flag, example):
+    """(tokens without `flag N` or `flag=N`, N as an int or None)."""
+    out, value, i = [], None, 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t == flag or t.startswith(flag + "="):
+            text = t[len(flag) + 1:] if "=" in t else (tokens[i + 1] if i + 1 < len(tokens) else "")
+            i += 1 if "=" in t else 2
+            try:
+                value = int(text)
+            except ValueError:
+                raise _usage(f"{flag} needs a whole number, e.g. {example}") from None
+            continue
+        if t.startswith("--"):
+            raise _usage(f"unknown option {t}; e.g. {example}")
+        out.append(t)
+        i += 1
+    return out, value
 
 
 def _float_examples(fn):
@@ -521,19 +551,19 @@ def magic_plot(session, line):
     """%plot f [g ...] lo hi: plot functions of one float over [lo, hi].
 
     %plot f grad(f) grad(grad(f)) -3 3     a function and its first two derivatives
+    %plot f --derivatives 10 -3 3          f and its first ten derivatives, by Taylor
+                                           mode (myia.jet: one pass per point)
 
     Each function is compiled on the session's backend and called at 200 points.
     """
-    tokens = split_args(line)
+    tokens, derivatives = _take_option(split_args(line), "--derivatives",
+                                       "%plot f --derivatives 5 -3 3")
+    if derivatives is not None:
+        return _plot_derivatives(session, tokens, derivatives)
+    usage = "%plot needs functions and an interval: %plot f grad(f) -3 3"
     if len(tokens) < 3:
-        raise _usage("%plot needs functions and an interval: %plot f grad(f) -3 3")
-    try:
-        lo, hi = float(session.eval_python(tokens[-2])), float(session.eval_python(tokens[-1]))
-    except (TypeError, ValueError):
-        raise _usage(f"%plot: the interval must be two numbers, got {tokens[-2]} "
-                     f"{tokens[-1]}") from None
-    if not lo < hi:
-        raise _usage(f"%plot: the interval [{lo}, {hi}] is empty")
+        raise _usage(usage)
+    lo, hi = _plot_interval(session, tokens, usage)
     xs = np.linspace(lo, hi, 200)
     curves = []
     for text in tokens[:-2]:
@@ -541,6 +571,49 @@ def magic_plot(session, line):
         compiled = session.compiled(fn) if _compilable(fn) else fn
         ys = np.array([float(compiled(float(x))) for x in xs])
         curves.append((text, ys))
+    _show_plot(session, xs, curves, lo, hi)
+
+
+def _plot_interval(session, tokens, usage):
+    """The interval [lo, hi] of the last two tokens."""
+    if len(tokens) < 2:
+        raise _usage(usage)
+    try:
+        lo, hi = float(session.eval_python(tokens[-2])), float(session.eval_python(tokens[-1]))
+    except (TypeError, ValueError):
+        raise _usage(f"%plot: the interval must be two numbers, got {tokens[-2]} "
+                     f"{tokens[-1]}") from None
+    if not lo < hi:
+        raise _usage(f"%plot: the interval [{lo}, {hi}] is empty")
+    return lo, hi
+
+
+def _plot_derivatives(session, tokens, order):
+    usage = "%plot f --derivatives K lo hi: f and its first K derivatives over [lo, hi]"
+    if len(tokens) != 3:
+        raise _usage(usage)
+    if not 0 <= order <= 30:
+        raise _usage(f"%plot --derivatives takes 0 to 30 derivatives, not {order}")
+    lo, hi = _plot_interval(session, tokens[1:], usage)
+    name = tokens[0]
+    fn = _function(session, name, "plot")
+    compiled = session.compiled(myia.jet(fn, order=order))
+    xs = np.linspace(lo, hi, 200)
+    columns = np.array([[float(v) for v in compiled(float(x))] for x in xs])
+    curves = [(_derivative_label(name, k), columns[:, k]) for k in range(order + 1)]
+    _show_plot(session, xs, curves, lo, hi)
+
+
+def _derivative_label(name, k):
+    primes = {0: "", 1: "′", 2: "″", 3: "‴"}
+    return f"{name}{primes[k]}(x)" if k in primes else f"{name}⁽{_superscript(k)}⁾(x)"
+
+
+def _superscript(n):
+    return str(n).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+
+
+def _show_plot(session, xs, curves, lo, hi):
     import matplotlib
 
     matplotlib.use("Agg")

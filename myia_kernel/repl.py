@@ -38,6 +38,7 @@ class Repl:
         self.buffer = []
         self.files = []
         self.exit_requested = False
+        self._last_status = None
 
     @property
     def out_dir(self):
@@ -84,6 +85,24 @@ class Repl:
                 self.exit_requested = True
         return result
 
+    def _status(self, output):
+        """The status line of a long compile, on stderr: rewritten in place at a
+        terminal, else one line per stage."""
+        text = output["text"]
+        tty = getattr(self.stderr, "isatty", lambda: False)()
+        if text is None:
+            if tty:
+                self.stderr.write("\r\x1b[K")
+                self.stderr.flush()
+            return
+        line = f"compiling {text} ({output['seconds']:.0f} s)"
+        if tty:
+            self.stderr.write(f"\r\x1b[K{line}")
+        elif text != self._last_status:  # a log: a line when the stage changes
+            self.stderr.write(line + "\n")
+        self._last_status = text
+        self.stderr.flush()
+
     def _write(self, text, err=False):
         stream = self.stderr if err else self.stdout
         stream.write(text if text.endswith("\n") else text + "\n")
@@ -101,7 +120,9 @@ class Repl:
 
     def show(self, output):
         kind = output["output_type"]
-        if kind == "stream":
+        if kind == "status":
+            self._status(output)
+        elif kind == "stream":
             stream = self.stderr if output["name"] == "stderr" else self.stdout
             stream.write(output["text"])
             stream.flush()

@@ -54,12 +54,17 @@ import types
 import numpy as np
 
 import myia
+from myia import progress
 from myia.errors import MyiaError, MyiaSyntaxError
 
 from . import magics as _magics
 from .display import format_value
 
 PREFIX = "def __cell_expr__(): return "
+#: a compile that runs longer than this many seconds gets a status line (the stage),
+#: brought up to date every STATUS_EVERY seconds
+STATUS_AFTER = 1.0
+STATUS_EVERY = 0.5
 WRAPPER = "__cell_expr__"
 HOST_TRANSFORMS = (myia.jvp, myia.vjp, myia.hessian)
 _CELL_FILE = re.compile(r"^<myia-(cell|magic)-(\d+)>$")
@@ -229,7 +234,8 @@ class Session:
             self.execution_count += 1
             number = self.execution_count
         try:
-            value, has_value = self._execute(code, number)
+            with progress.watching(self._status, after=STATUS_AFTER, every=STATUS_EVERY):
+                value, has_value = self._execute(code, number)
             if has_value and not _ends_with_semicolon(code):
                 result.value, result.has_value = value, True
                 self.emit({"output_type": "execute_result",
@@ -263,6 +269,15 @@ class Session:
             self._result.outputs.append(output)
         if self.on_output is not None:
             self.on_output(output)
+
+    def _status(self, text, seconds):
+        """A compile has run for more than STATUS_AFTER seconds: tell the front end what
+        it is doing (`text` None: it is over).  Called from the watcher's thread; a
+        status is transient, so it is not one of the cell's outputs."""
+        if self.on_output is not None:
+            if text is not None:
+                text = text.replace("__cell_expr__", "the cell")
+            self.on_output({"output_type": "status", "text": text, "seconds": seconds})
 
     def print(self, text, name="stdout"):
         if not text.endswith("\n"):

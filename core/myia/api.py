@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from .errors import MyiaError, MyiaGradError
+from . import progress
 
 BACKENDS = ("vm", "llvm", "cupy")
 
@@ -189,7 +190,8 @@ class GradFunction(_Transformed):
             inner, _ = optimized_for(self.fn, signature, finish=False)
             reason = not_J_readable(inner)
             if reason is None:
-                graph = grad_graph(inner, self._nums, self._many, self.mode)
+                with progress.stage("differentiating", self.__myia_header__()[0]):
+                    graph = grad_graph(inner, self._nums, self._many, self.mode)
                 graph.defaults = dict(defaults)
             else:
                 self.old_path_reason[signature] = reason
@@ -434,7 +436,8 @@ class JetFunction(_Transformed):
             inner, _ = optimized_for(self.fn, signature, finish=False)
             _check_jet_output(inner)
             if not_J_readable(inner) is None:
-                graph = jet_entry_graph(inner, self.order, self.argnums)
+                with progress.stage("expanding Taylor series", self.__myia_header__()[0]):
+                    graph = jet_entry_graph(inner, self.order, self.argnums)
                 graph.defaults = dict(defaults)
         self._by_signature[signature] = graph
         return graph

@@ -15,6 +15,7 @@ from .errors import MyiaError
 from .gc_pause import gc_paused
 from .ir import Graph, manage
 from .ir.print import format_graphs
+from . import progress
 
 STAGES = ("parsed", "typed", "optimized")
 
@@ -184,7 +185,7 @@ def specialized_for(fn, signature):
     key = ("typed", signature)
     typed = graph.derived.get(key)
     if typed is None:
-        with gc_paused():
+        with gc_paused(), progress.stage("inferring types", graph.name):
             typed = graph.derived[key] = specialize(graph, list(signature))
     return typed
 
@@ -204,7 +205,8 @@ def optimized_for(fn, signature, finish=True):
         # typed graphs (and the graphs they call) are shared with other stages
         with gc_paused():
             typed = specialized_for(graph, signature)
-            copy = clone_many(manage(typed).graphs)[typed]
-            optimize(copy, log, private=True, finish=finish)
+            with progress.stage("optimizing", graph.name):
+                copy = clone_many(manage(typed).graphs)[typed]
+                optimize(copy, log, private=True, finish=finish)
         entry = graph.derived[key] = (copy, log)
     return entry

@@ -210,3 +210,25 @@ def test_silent_execution_publishes_nothing(kc):
     reply = kc.get_shell_msg(timeout=30)
     assert reply["content"]["status"] == "ok"
     assert collect_iopub(kc, msg_id) == []
+
+
+def test_a_long_compile_shows_a_status_line_that_goes(kc):
+    # make every compile "long" in the kernel process, then put it back
+    set_up = ("%%python\nimport myia_kernel.session as _s\n"
+              "_s.STATUS_AFTER, _s.STATUS_EVERY = 0.0, 0.01")
+    assert execute(kc, set_up)[0]["status"] == "ok"
+    try:
+        execute(kc, "def slow_q(x):\n    i = 0\n    while i < 4:\n        x = np.sin(x) * 1.1\n"
+                    "        i = i + 1\n    return x")
+        reply, outputs = execute(kc, "grad(grad(slow_q))(0.3)")
+    finally:
+        execute(kc, "%%python\n_s.STATUS_AFTER, _s.STATUS_EVERY = 1.0, 0.5")
+    assert reply["status"] == "ok"
+    shown = [m for m in outputs if m["msg_type"] in ("display_data", "update_display_data")]
+    assert shown and shown[0]["msg_type"] == "display_data"
+    ids = {m["content"]["transient"]["display_id"] for m in shown}
+    assert len(ids) == 1  # one line, updated in place
+    assert shown[0]["content"]["data"]["text/plain"].startswith("compiling ")
+    assert shown[-1]["msg_type"] == "update_display_data"
+    assert shown[-1]["content"]["data"]["text/plain"] == ""  # and emptied at the end
+    assert of_type(outputs, "execute_result")

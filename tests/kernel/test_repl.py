@@ -120,3 +120,20 @@ def test_ctrl_c_stops_a_cell_at_a_terminal_even_when_sigint_started_ignored(tmp_
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)
+
+
+def test_a_long_compile_logs_its_stages_on_stderr(tmp_path, monkeypatch):
+    import myia_kernel.session as session_module
+
+    monkeypatch.setattr(session_module, "STATUS_AFTER", 0.0)
+    monkeypatch.setattr(session_module, "STATUS_EVERY", 0.01)
+    repl, out, err = make(tmp_path)
+    repl.run("def q(x):\n    i = 0\n    while i < 3:\n        x = np.sin(x) * np.exp(x)\n"
+             "        i = i + 1\n    return x")
+    repl.run("grad(grad(q))(0.3)")
+    lines = err.getvalue().splitlines()
+    assert lines and all(line.startswith("compiling ") for line in lines), lines
+    stages = [line.rsplit(" (", 1)[0] for line in lines]
+    assert all(a != b for a, b in zip(stages, stages[1:]))  # not a tty: a line per stage
+    assert float(out.getvalue()) == pytest.approx(repl.session.namespace["grad"](
+        repl.session.namespace["grad"](repl.session.namespace["q"]))(0.3))

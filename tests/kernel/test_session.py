@@ -456,3 +456,47 @@ def test_statements_sharing_a_line(s):
     e = err(s, "y = 1.0; y + (1.0, 2.0)")
     assert e["traceback"][1:4] == ["  Cell [2], line 1, column 10", "    y = 1.0; y + (1.0, 2.0)",
                                    "             ^^^^^^^^^^^^^^"]
+
+
+def test_plot_of_derivatives_by_taylor_mode(s):
+    ok(s, "def f(x):\n    return np.sin(x) * np.exp(x)")
+    r = ok(s, "%plot f --derivatives 4 -1 1")
+    (d,) = r.displays()
+    import base64
+
+    assert base64.b64decode(d["data"]["image/png"])[:4] == b"\x89PNG"
+    assert d["data"]["text/plain"] == "<plot of f(x), f′(x), f″(x), f‴(x), f⁽⁴⁾(x) over [-1, 1]>"
+    for bad in ("%plot f --derivatives x -1 1", "%plot f --derivatives 2 1 -1",
+                "%plot f g --derivatives 2 -1 1", "%plot f --derivatives 99 -1 1",
+                "%plot f --wrong 2 -1 1"):
+        assert err(s, bad)["ename"] == "UsageError", bad
+
+
+def test_grad_order_draws_the_kth_derivative(s):
+    ok(s, "def p(x):\n    return x * x * x + 2.0 * x")
+    text = ok(s, "%grad p --order 3").text()
+    # the third derivative of x^3 + 2x is the constant 6: no operation is left
+    assert "adjoint grad(grad(grad(p))): 0 primitive operations (optimized)" in text
+    assert "--order 2" not in text
+    assert err(s, "%grad p --order 0")["ename"] == "UsageError"
+    assert err(s, "%grad p (0, 1) --order 2")["ename"] == "UsageError"
+
+
+def test_a_long_compile_reports_its_stage(s, monkeypatch):
+    import myia_kernel.session as session_module
+
+    # a compile "long" after no time at all, checked every 10 ms
+    monkeypatch.setattr(session_module, "STATUS_AFTER", 0.0)
+    monkeypatch.setattr(session_module, "STATUS_EVERY", 0.01)
+    seen = []
+    s.on_output = seen.append
+    ok(s, "def q(x):\n    i = 0\n    while i < 4:\n        x = np.sin(x) * 1.1\n"
+          "        i = i + 1\n    return x")
+    r = ok(s, "grad(grad(q))(0.3)")
+    statuses = [o for o in seen if o["output_type"] == "status"]
+    assert statuses, "no status line during a compile"
+    stages = {o["text"].split(": ")[-1] for o in statuses[:-1]}
+    assert stages & {"inferring types", "optimizing", "generating machine code",
+                     "differentiating"}, stages
+    assert statuses[-1]["text"] is None  # the line goes when the cell is done
+    assert all(o["output_type"] != "status" for o in r.outputs)  # not a cell output

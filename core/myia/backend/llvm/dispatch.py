@@ -63,6 +63,13 @@ _counter = [0]
 
 def compile_program(graph, dump=None):
     """Lower and compile the typed program `graph`."""
+    from ...progress import stage
+
+    with stage("generating machine code", graph.name):
+        return _compile_program(graph, dump)
+
+
+def _compile_program(graph, dump):
     t0 = time.perf_counter()
     eng = runtime.engine()
     _counter[0] += 1
