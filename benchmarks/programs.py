@@ -103,7 +103,70 @@ def twenty_lines(x, y, n):
     return h * d + e
 
 
+def poly6(x):
+    """The degree-6 polynomial of the higher-order benchmarks (issue 17)."""
+    return 0.5 * x ** 6 - 2.0 * x ** 5 + x ** 4 / 3.0 + x ** 3 - 3.0 * x + 1.0
+
+
+def sin_exp(x):
+    return np.sin(x) * np.exp(x)
+
+
+def while6(x):
+    """A 6-step while loop."""
+    i = 0
+    while i < 6:
+        x = np.sin(x) * 1.1 + 0.1 * x
+        i = i + 1
+    return x
+
+
+def twenty_lines_of_x(x):
+    """twenty_lines as a function of x alone (y = 0.5, n = 6): what grad^k takes."""
+    return twenty_lines(x, 0.5, 6)
+
+
+def cubic_plus(x):
+    """x^3 + 2x: its third derivative is the constant 6."""
+    return x * x * x + 2.0 * x
+
+
 # ---- competitors ---------------------------------------------------------------------------
+
+
+def jax_higher_order_programs():
+    """The higher-order programs as a JAX user writes them: loops of static length
+    unrolled by the trace, branches on traced values as jnp.where."""
+    import jax.numpy as jnp
+
+    def poly6_j(x):
+        return 0.5 * x ** 6 - 2.0 * x ** 5 + x ** 4 / 3.0 + x ** 3 - 3.0 * x + 1.0
+
+    def sin_exp_j(x):
+        return jnp.sin(x) * jnp.exp(x)
+
+    def while6_j(x):
+        for _ in range(6):
+            x = jnp.sin(x) * 1.1 + 0.1 * x
+        return x
+
+    def twenty_j(x, y=0.5, n=6):
+        a = x * y + 1.0
+        b = a / (1.0 + y * y)
+        c = jnp.sin(a) * jnp.cos(b)
+        total = 0.0
+        for i in range(n):
+            total = jnp.where(c > 0.0, total + c * i, total - c)
+            c = c * 0.9 + 0.01
+        d = jnp.exp(-total * 0.001)
+        e = d * a - b
+        f = e * e + math.pi
+        g = jnp.where(f > 1.0, f, -f)
+        h = g + a * b * c
+        return h * d + e
+
+    return {"poly6": poly6_j, "sin_exp": sin_exp_j, "while6": while6_j,
+            "twenty_lines_of_x": twenty_j}
 
 
 def numpy_mlp_value_and_grad(W1, b1, W2, b2, X, Y):

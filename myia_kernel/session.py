@@ -23,7 +23,7 @@ place as `def __cell_expr__(): return <expression>`, a real Python function of t
 that the parser reads like any other (errors point at the cell's own line and column).
 Values that are functions (`df = grad(f)`) are bound as the Python object that the same
 expression gives when Python evaluates it: it compiles to the same program, and stays
-callable from `%%python` cells.  `jvp`, `vjp` and `hessian` are host-level transforms
+callable from `%%python` cells.  `jvp`, `vjp`, `hessian` and `jet` are host-level transforms
 (not in the subset): an expression that uses them runs in Python, which compiles the
 function it is given.
 
@@ -66,7 +66,7 @@ PREFIX = "def __cell_expr__(): return "
 STATUS_AFTER = 1.0
 STATUS_EVERY = 0.5
 WRAPPER = "__cell_expr__"
-HOST_TRANSFORMS = (myia.jvp, myia.vjp, myia.hessian)
+HOST_TRANSFORMS = (myia.jvp, myia.vjp, myia.hessian, myia.jet)
 _CELL_FILE = re.compile(r"^<myia-(cell|magic)-(\d+)>$")
 _HELP_LINE = re.compile(r"^\s*(\?{1,2})?([A-Za-z_][\w.]*)(\?{1,2})?\s*$")
 
@@ -204,6 +204,7 @@ def new_namespace():
         "jvp": myia.jvp,
         "vjp": myia.vjp,
         "hessian": myia.hessian,
+        "jet": myia.jet,
     }
 
 

@@ -174,11 +174,7 @@ class GradFunction(_Transformed):
             return self._by_signature[signature]
         _, names, defaults = self.__myia_header__()
         graph = None
-        if not isinstance(self.fn, GradFunction):
-            # a first derivative: J of the parsed program is as small (inference peels
-            # a loop's first iterations by value: J of the peeled program is larger)
-            self.old_path_reason[signature] = "a first derivative"
-        elif self.mode not in ("grad", "value_and_grad"):
+        if self.mode not in ("grad", "value_and_grad"):
             self.old_path_reason[signature] = f"{self.mode} keeps the parsed program"
         elif len(signature) != len(names):
             self.old_path_reason[signature] = "a call that leaves defaults to fill"
@@ -189,6 +185,11 @@ class GradFunction(_Transformed):
 
             inner, _ = optimized_for(self.fn, signature, finish=False)
             reason = not_J_readable(inner)
+            if reason is None and not isinstance(self.fn, GradFunction):
+                # a first derivative of a program that keeps a loop or a recursion:
+                # inference peels a loop's first iteration by value, and J of the
+                # parsed program is smaller
+                reason = _kept_loop(inner)
             if reason is None:
                 with progress.stage("differentiating", self.__myia_header__()[0]):
                     graph = grad_graph(inner, self._nums, self._many, self.mode)
@@ -201,6 +202,20 @@ class GradFunction(_Transformed):
     def _check_args(self, args):
         _, names, _ = self.__myia_header__()
         _check_differentiable(names, args, self._nums)
+
+
+def _kept_loop(graph):
+    """'a loop or a recursion (line N)' if the optimized program `graph` still has one
+    (a loop the optimizer could not unroll), else None."""
+    from .ir import manage
+    from .opt.pass_manager import recursive_graphs
+
+    loops = recursive_graphs(manage(graph))
+    if not loops:
+        return None
+    g = min(loops, key=lambda g: g.id)
+    where = f" (line {g.loc.line})" if g.loc is not None else ""
+    return f"a first derivative of a loop or a recursion that stays{where}"
 
     def __repr__(self):
         return f"<myia.{self.mode}({getattr(self.fn, '__name__', self.fn)}, argnums={self.argnums})>"

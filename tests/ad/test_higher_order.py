@@ -142,7 +142,30 @@ def test_orders_above_one_differentiate_the_optimized_program():
         nested(autograd_version(poly), 3, autograd.grad)(1.5))
     (sig,) = d3._by_signature
     assert d3._by_signature[sig] is not None and sig not in d3.old_path_reason
-    assert d1.old_path_reason[sig] == "a first derivative"
+    # straight-line code: the first derivative differentiates the optimized program too
+    assert d1._by_signature[sig] is not None and sig not in d1.old_path_reason
+
+
+def loop_of_n(x, n):
+    i = 0
+    while i < n:
+        x = np.sin(x) * x
+        i = i + 1
+    return x
+
+
+def test_a_first_derivative_of_a_loop_that_stays_keeps_the_parsed_program():
+    # a run-time trip count: the loop stays, and J of the parsed loop is smaller than J
+    # of the loop whose first iteration inference peeled
+    d1 = grad(loop_of_n)
+    d2 = grad(d1)
+    h = 1e-5
+    assert d1(0.5, 4) == pytest.approx((loop_of_n(0.5 + h, 4) - loop_of_n(0.5 - h, 4)) / (2 * h),
+                                       rel=1e-6)
+    assert d2(0.5, 4) == pytest.approx((d1(0.5 + h, 4) - d1(0.5 - h, 4)) / (2 * h), rel=1e-6)
+    (reason,) = d1.old_path_reason.values()
+    assert reason.startswith("a first derivative of a loop or a recursion that stays (line ")
+    assert not d2.old_path_reason  # the second differentiates the optimized first
 
 
 @pytest.mark.timeout(300)

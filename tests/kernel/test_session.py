@@ -43,7 +43,7 @@ def test_a_new_session_has_the_usual_names(s):
 
     ns = s.namespace
     assert ns["np"] is np and ns["math"] is math
-    for name in ("grad", "value_and_grad", "jvp", "vjp", "hessian"):
+    for name in ("grad", "value_and_grad", "jvp", "vjp", "hessian", "jet"):
         assert ns[name] is getattr(myia, name)
 
 
@@ -500,3 +500,11 @@ def test_a_long_compile_reports_its_stage(s, monkeypatch):
                      "differentiating"}, stages
     assert statuses[-1]["text"] is None  # the line goes when the cell is done
     assert all(o["output_type"] != "status" for o in r.outputs)  # not a cell output
+
+
+def test_jet_in_a_cell(s):
+    ok(s, "def f(x):\n    return np.sin(x) * np.exp(x)")
+    r = ok(s, "jet(f, order=2)(0.0)")
+    assert r.value == pytest.approx((0.0, 1.0, 2.0))  # sin e^x: 0, 1, 2 at 0
+    ok(s, "j = jet(f, order=3)")
+    assert ok(s, "j(0.0)").value == pytest.approx((0.0, 1.0, 2.0, 2.0))

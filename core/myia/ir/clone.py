@@ -5,13 +5,16 @@ from .anf import Apply, Constant, EnvKey, Graph, Parameter
 from .manager import manage
 
 
-def _copy_graphs(graphs, repl, mng, *, keep_params=(), loc=None, keep_keys=False):
+def _copy_graphs(graphs, repl, mng, *, keep_params=(), loc=None, keep_keys=False,
+                 keep_graphs=()):
     """Copy the nodes of `graphs` following the mapping `repl` (old -> new).
 
     `repl` must already map every graph of `graphs` to its new Graph (or, for a graph
     being inlined, to the graph that receives its nodes) and may map parameters to
     arbitrary nodes.  Nodes outside `graphs` (free variables from above) stay shared.
     Environment keys (EnvKey constants) follow their node, unless `keep_keys`.
+    Constants of the graphs `keep_graphs` stay (a recursive graph inlined into its
+    caller still calls itself, not the caller).
     """
     created = []
     for g in graphs:
@@ -39,7 +42,7 @@ def _copy_graphs(graphs, repl, mng, *, keep_params=(), loc=None, keep_keys=False
             return repl[inp]
         if isinstance(inp, Constant):
             value = inp.value
-            if isinstance(value, Graph):
+            if isinstance(value, Graph) and value not in keep_graphs:
                 value = repl.get(value, value)
             elif isinstance(value, EnvKey) and not keep_keys and value.node in repl:
                 value = EnvKey(repl[value.node])
@@ -112,7 +115,7 @@ def inline(graph, target, args, *, manager=None, loc=None):
         repl[p] = a
     for g in scope[1:]:
         repl[g] = _new_graph(g)
-    get = _copy_graphs(scope, repl, mng, keep_params=(graph,), loc=loc)
+    get = _copy_graphs(scope, repl, mng, keep_params=(graph,), loc=loc, keep_graphs=(graph,))
     return get(graph.output)
 
 

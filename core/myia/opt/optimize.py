@@ -27,13 +27,16 @@ def optimize(root, log=None, private=False, finish=True):
         _make_private(root)
     mng = None  # each stage hands the next a manager of the program as it left it
     for round_ in range(10):
-        rewrites, mng = run_pass(root, R.ALL, name=f"simplify #{round_ + 1}", log=log, like=mng)
+        # loops unroll from the second round on, once the first has turned the small
+        # branches in their bodies into selects (see opt.unroll, opt.select)
+        rules = R.ALL if round_ else R.BEFORE_UNROLL
+        rewrites, mng = run_pass(root, rules, name=f"simplify #{round_ + 1}", log=log, like=mng)
         merged = cse(root, mng)
         if merged:
             log.counts["cse"] += merged
             mng = manage(root, like=mng)
         fired, mng = interprocedural(root, log, mng)
-        if not rewrites and not merged and not fired:
+        if round_ and not rewrites and not merged and not fired:
             break
     if finish:
         run_pass(root, R.FINISH, name="finish", log=log, like=mng)

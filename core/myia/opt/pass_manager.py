@@ -100,11 +100,11 @@ class Context:
     def is_recursive(self, graph):
         """True if `graph` can call itself (directly or through other graphs)."""
         if self._recursive is None:
-            self._recursive = _recursive_graphs(self.mng)
+            self._recursive = recursive_graphs(self.mng)
         return graph in self._recursive
 
 
-def _recursive_graphs(mng):
+def recursive_graphs(mng):
     """Graphs on a cycle of the 'uses as a constant' relation (Tarjan's SCC)."""
     graphs = mng.graphs
     succ = {g: [h for h in mng.graphs_used(g)] for g in graphs}

@@ -12,6 +12,8 @@ from ..parser.parse import EFFECTS
 from ..prim import Primitive
 from ..prim import ops as P
 from .pass_manager import rule
+from .select import branches_to_select
+from .unroll import unroll_counted_loop
 
 
 def _is(node, prim):
@@ -739,9 +741,10 @@ DERIVATIVE = [grad_seed_of_float, zeros_like_of_scalar, zeros_like_of_function,
               zeros_like_of_tuple, gadd_of_make_tuples,
               env_getitem_of_switch, add_zeros_like, gadd_to_add, unbroadcast_same_shape,
               hoist_residual]
-INLINE = [inline_call]
+INLINE = [branches_to_select, inline_call, unroll_counted_loop]
 
 #: run once the program is otherwise optimized (they hide structure the others use)
 FINISH = [make_tuple_as_update]
 
 ALL = STRUCTURAL + DERIVATIVE + ALGEBRAIC + INLINE
+BEFORE_UNROLL = [r for r in ALL if r is not unroll_counted_loop]
