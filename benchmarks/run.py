@@ -7,8 +7,9 @@ process: medians and ratios, printed and written to benchmarks/results.md.
     python -m benchmarks --threads 2   BLAS threads (default 1, see __main__.py)
 
 Missing optional competitors (jax, numba, autograd: the `bench` extras) are reported
-as skipped.  Nothing here asserts a time: the targets of issue 6 are checked and the
-verdicts written next to the figures.
+as skipped.  Nothing here asserts a time: the targets of issues 6 and 17 are checked
+and the verdicts written next to the figures (higher orders and Taylor mode:
+benchmarks/higher_order.py, each first call in a fresh process).
 """
 
 import argparse
@@ -376,8 +377,11 @@ def bench_pipeline(t):
     t.target("pipeline, parse to optimized graph: under 50 ms (issue 4)", fmt(total), total < 0.05)
 
 
+from benchmarks.higher_order import bench_higher_order, bench_jet  # noqa: E402
+
 BENCHES = {"mlp": bench_mlp, "sin": bench_sin, "fan": bench_fan, "call": bench_call,
-           "dynamic": bench_dynamic, "pipeline": bench_pipeline}
+           "dynamic": bench_dynamic, "pipeline": bench_pipeline,
+           "higher_order": bench_higher_order, "jet": bench_jet}
 
 
 # ---- the report --------------------------------------------------------------------------------
@@ -450,7 +454,8 @@ def write_report(t, path, started, elapsed):
                     "|---|---:|---:|---|"]
             current = bench
         out.append(f"| {system} | {fmt(seconds)} | {ratio} | {note} |")
-    out += ["", "## Targets (issue 6)", "", "| target | measured | verdict |", "|---|---|---|"]
+    out += ["", "## Targets (issues 6 and 17)", "", "| target | measured | verdict |",
+            "|---|---|---|"]
     for what, measured, verdict in t.targets:
         out.append(f"| {what} | {measured} | {verdict} |")
     notes_path = os.path.join(HERE, "NOTES.md")
