@@ -140,9 +140,9 @@ def bench_mlp(t):
         r = f(*args)
         return time.perf_counter() - t0, f, r
 
-    saved = e.cache_dir
+    saved = e.disk.path  # the on-disk code cache (myia.backend.llvm.objcache)
     with tempfile.TemporaryDirectory() as tmp:
-        e.cache_dir = tmp  # an empty code cache: everything is compiled
+        e.disk.path = tmp  # an empty code cache: everything is compiled
         # the compiler's own start-up (its modules, the engine's runtime helpers), as
         # the first use of any program pays it: a scalar gradient, sharing nothing
         # with the MLP but `mul`
@@ -152,9 +152,9 @@ def bench_mlp(t):
     again = []
     for _ in range(3):  # the MLP's primitives' derivative rules are parsed by now
         with tempfile.TemporaryDirectory() as tmp:
-            e.cache_dir = tmp
+            e.disk.path = tmp
             again.append(compile_and_call()[0])
-    e.cache_dir = saved
+    e.disk.path = saved
     ref = B.numpy_mlp_value_and_grad(*args)
     err = max(abs(out[0] - ref[0]), *(float(np.abs(a - b).max()) for a, b in zip(out[1], ref[1])))
     base = attempt(t, name, "NumPy, hand-written gradient",

@@ -227,13 +227,17 @@ _INTERNED = weakref.WeakValueDictionary()
 
 
 def _interned(fn, argnums, mode):
+    return _intern((fn, argnums, mode), lambda: GradFunction(fn, argnums, mode))
+
+
+def _intern(key, make):
+    """The transform `make()` of `key`, shared by every caller with an equal key."""
     try:
-        key = (fn, argnums, mode)
         t = _INTERNED.get(key)
     except TypeError:  # an unhashable fn or argnums: not shared
-        return GradFunction(fn, argnums, mode)
+        return make()
     if t is None:
-        t = _INTERNED[key] = GradFunction(fn, argnums, mode)
+        t = _INTERNED[key] = make()
     return t
 
 
@@ -486,14 +490,7 @@ def jet(fn, order, argnums=0):
     if not isinstance(argnums, int) or isinstance(argnums, bool):
         raise MyiaGradError("jet takes a single int argnums",
                             hint="the derivatives are along one argument")
-    key = ("jet", fn, order, argnums)
-    try:
-        t = _INTERNED.get(key)
-    except TypeError:
-        return JetFunction(fn, order, argnums)
-    if t is None:
-        t = _INTERNED[key] = JetFunction(fn, order, argnums)
-    return t
+    return _intern(("jet", fn, order, argnums), lambda: JetFunction(fn, order, argnums))
 
 
 def P_zeros_like(x):
