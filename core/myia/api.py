@@ -134,13 +134,14 @@ def _check_differentiable(names, args, argnums):
 class GradFunction(_Transformed):
     """`grad(fn)` / `value_and_grad(fn)` (and the vjp program).
 
-    The gradient of a gradient, for arguments of known types, differentiates the
-    *optimized* program of `fn` for those types (`__myia_graph_for__`): J meets a small
-    typed program, not the plumbing of the inner derivative (its pairs, environments
-    and backpropagators), so each order costs about what the program it differentiates
-    costs.  The generic graph (J of the parsed `fn`, `__myia_graph__`) is what the
-    "parsed" stage shows, and what a first derivative and a program J cannot read yet
-    take (`old_path_reason` says why, per signature)."""
+    For arguments of known types, `grad` differentiates the *optimized* program of
+    `fn` for those types (`__myia_graph_for__`): for a gradient of a gradient, J meets a
+    small typed program, not the plumbing of the inner derivative (its pairs,
+    environments and backpropagators), so each order costs about what the program it
+    differentiates costs.  The generic graph (J of the parsed `fn`, `__myia_graph__`) is
+    what the "parsed" stage shows, and what takes a program J cannot read yet and a
+    first derivative of a program that keeps a loop (`old_path_reason` says why, per
+    signature)."""
 
     def __init__(self, fn, argnums=0, mode="grad"):
         super().__init__(fn)
