@@ -196,3 +196,25 @@ def test_refuses_an_integer_argument_and_a_tuple_output():
 
 def test_order_zero_is_the_value():
     assert myia.jet(poly, order=0)(0.5) == (poly(0.5),)
+
+
+def apply_to(f, x):
+    return f(x)
+
+
+def sin_through_a_function_value(x):
+    return apply_to(np.sin, x) * x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_parsed_program_carries_a_primitive_passed_as_a_value(backend):
+    # the path a program takes when J cannot read its optimized form: here the parsed
+    # program, where np.sin is a value passed to another function
+    from myia.ad.taylor import jet_entry_graph
+    from myia.pipeline import to_graph
+
+    g = jet_entry_graph(to_graph(sin_through_a_function_value), 3, 0)
+    got = myia.compile(g, backend=backend)(0.5)
+    s, c = math.sin(0.5), math.cos(0.5)
+    np.testing.assert_allclose(got, [s * 0.5, c * 0.5 + s, -s * 0.5 + 2 * c, -c * 0.5 - 3 * s],
+                               rtol=1e-12)
