@@ -204,6 +204,17 @@ class GradFunction(_Transformed):
         _, names, _ = self.__myia_header__()
         _check_differentiable(names, args, self._nums)
 
+    def __repr__(self):
+        return f"<myia.{self.mode}({_fn_text(self.fn)}, argnums={self.argnums})>"
+
+
+def _fn_text(fn):
+    """How a transform's repr names the function it transforms (`grad(f, argnums=0)`
+    for a transform: nested transforms read as nested calls)."""
+    if isinstance(fn, _Transformed):
+        return repr(fn)[len("<myia."):-1]
+    return getattr(fn, "__name__", repr(fn))
+
 
 def _kept_loop(graph):
     """'a loop or a recursion (line N)' if the optimized program `graph` still has one
@@ -217,9 +228,6 @@ def _kept_loop(graph):
     g = min(loops, key=lambda g: g.id)
     where = f" (line {g.loc.line})" if g.loc is not None else ""
     return f"a first derivative of a loop or a recursion that stays{where}"
-
-    def __repr__(self):
-        return f"<myia.{self.mode}({getattr(self.fn, '__name__', self.fn)}, argnums={self.argnums})>"
 
 
 #: grad(f) built twice from equal inputs is one object, whose graphs, programs and
@@ -467,8 +475,7 @@ class JetFunction(_Transformed):
         _check_differentiable(names, args, (self.argnums,))
 
     def __repr__(self):
-        return (f"<myia.jet({getattr(self.fn, '__name__', self.fn)}, order={self.order}, "
-                f"argnums={self.argnums})>")
+        return f"<myia.jet({_fn_text(self.fn)}, order={self.order}, argnums={self.argnums})>"
 
 
 def _check_jet_output(graph):

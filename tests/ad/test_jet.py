@@ -174,6 +174,9 @@ def test_straight_line_code_keeps_its_zeros():
 
 def test_equal_jets_are_one_object():
     assert myia.jet(poly, order=3) is myia.jet(poly, order=3)
+    assert repr(myia.jet(poly, order=3)) == "<myia.jet(poly, order=3, argnums=0)>"
+    assert repr(myia.jet(myia.grad(poly), order=2)) == \
+        "<myia.jet(grad(poly, argnums=0), order=2, argnums=0)>"
     assert myia.jet(poly, order=3) is not myia.jet(poly, order=4)
 
 

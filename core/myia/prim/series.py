@@ -15,6 +15,8 @@ lower ones, so a rule of order K costs O(K^2) and no rule ever differentiates.
 
 import threading
 
+from ..ir import Constant
+
 _here = threading.local()  # the graph (and source location) new nodes go to
 
 
@@ -116,16 +118,17 @@ class _Zero(Term):
         raise AssertionError("a structural zero has no node to apply a primitive to")
 
     def __add__(self, other):
-        return ZERO if _is_number(other, 0) else other if isinstance(other, Term) \
-            else Term(apply(P.add, _node(other), 0))
+        if other is ZERO or _is_number(other, 0):
+            return ZERO
+        return other if isinstance(other, Term) else Term(Constant(_node(other)))
 
     __radd__ = __add__
 
     def __sub__(self, other):
-        return ZERO if other is ZERO or _is_number(other, 0) else -other
+        return -(self.__add__(other))
 
     def __rsub__(self, other):
-        return ZERO if _is_number(other, 0) else other
+        return self.__add__(other)  # other - 0
 
     def __neg__(self):
         return ZERO
