@@ -218,9 +218,9 @@ def test_a_long_compile_shows_a_status_line_that_goes(kc):
               "_s.STATUS_AFTER, _s.STATUS_EVERY = 0.0, 0.01")
     assert execute(kc, set_up)[0]["status"] == "ok"
     try:
-        execute(kc, "def slow_q(x):\n    i = 0\n    while i < 4:\n        x = np.sin(x) * 1.1\n"
+        execute(kc, "def slow_q(x, n):\n    i = 0\n    while i < n:\n        x = np.sin(x) * 1.1\n"
                     "        i = i + 1\n    return x")
-        reply, outputs = execute(kc, "grad(grad(slow_q))(0.3)")
+        reply, outputs = execute(kc, "grad(grad(grad(slow_q)))(0.3, 4)")
     finally:
         execute(kc, "%%python\n_s.STATUS_AFTER, _s.STATUS_EVERY = 1.0, 0.5")
     assert reply["status"] == "ok"

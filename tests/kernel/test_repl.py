@@ -128,12 +128,12 @@ def test_a_long_compile_logs_its_stages_on_stderr(tmp_path, monkeypatch):
     monkeypatch.setattr(session_module, "STATUS_AFTER", 0.0)
     monkeypatch.setattr(session_module, "STATUS_EVERY", 0.01)
     repl, out, err = make(tmp_path)
-    repl.run("def q(x):\n    i = 0\n    while i < 3:\n        x = np.sin(x) * np.exp(x)\n"
+    repl.run("def q(x, n):\n    i = 0\n    while i < n:\n        x = np.sin(x) * np.exp(x)\n"
              "        i = i + 1\n    return x")
-    repl.run("grad(grad(q))(0.3)")
+    repl.run("grad(grad(grad(q)))(0.3, 4)")
     lines = err.getvalue().splitlines()
     assert lines and all(line.startswith("compiling ") for line in lines), lines
     stages = [line.rsplit(" (", 1)[0] for line in lines]
     assert all(a != b for a, b in zip(stages, stages[1:]))  # not a tty: a line per stage
-    assert float(out.getvalue()) == pytest.approx(repl.session.namespace["grad"](
-        repl.session.namespace["grad"](repl.session.namespace["q"]))(0.3))
+    grad, q = repl.session.namespace["grad"], repl.session.namespace["q"]
+    assert float(out.getvalue()) == pytest.approx(grad(grad(grad(q)))(0.3, 4))

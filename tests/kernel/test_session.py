@@ -490,9 +490,9 @@ def test_a_long_compile_reports_its_stage(s, monkeypatch):
     monkeypatch.setattr(session_module, "STATUS_EVERY", 0.01)
     seen = []
     s.on_output = seen.append
-    ok(s, "def q(x):\n    i = 0\n    while i < 4:\n        x = np.sin(x) * 1.1\n"
+    ok(s, "def q(x, n):\n    i = 0\n    while i < n:\n        x = np.sin(x) * 1.1\n"
           "        i = i + 1\n    return x")
-    r = ok(s, "grad(grad(q))(0.3)")
+    r = ok(s, "grad(grad(grad(q)))(0.3, 4)")
     statuses = [o for o in seen if o["output_type"] == "status"]
     assert statuses, "no status line during a compile"
     stages = {o["text"].split(": ")[-1] for o in statuses[:-1]}

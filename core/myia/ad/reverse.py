@@ -10,6 +10,13 @@ transformed again (`J(J(f))`).
     forward       pair_n = J(g)(J(a), J(b))   in ▶f;  J(n) = pair_n[0], bp_n = pair_n[1]
     backward      d = bp_n(sens(n));  sens(a) += d[1];  sens(b) += d[2]   in ◀f
 
+A call of a primitive `p` is written in place: `J(n) = p(J(a), J(b))` in ▶f, and the
+body of p's bprop rule, applied to `J(a), J(b), J(n), sens(n)`, in ◀f, as ◀p would
+compute it, without the pair and the closure that the optimizer would otherwise
+inline again (each order of a higher derivative is half the size it was).  A
+sensitivity the rule gives as `zeros_like(...)` is a structural zero: nothing is
+added; a non-differentiable primitive sends nothing back at all.
+
 Free variables.  The sensitivity of a function value is an *environment*: a map from
 the free variables of its graph to their sensitivities, with compile-time keys
 (`EnvKey`).  `◀f` returns its free variables' sensitivities in `env`; where a closure
@@ -26,7 +33,7 @@ built from its bprop rule (`prim_fprop`), and the J of a closure made at run tim
 
 from ..errors import MyiaError
 from ..ir import Apply, Constant, EnvKey, Graph, manage
-from ..ir.clone import _copy_graphs, _new_graph
+from ..ir.clone import _copy_graphs, _new_graph, inline
 from ..prim import Primitive
 from ..prim import ops as P
 
@@ -84,7 +91,7 @@ class _JTransform:
         self.scope = self.mng.scope(root)
         self.jgraphs = {}
         self.jnode = {}
-        self.bprop_of = {}
+        self.bprop_of = {}  # node -> its backpropagator (a node of ▶g), or the primitive
 
     def run(self):
         for g in self.scope:
@@ -125,8 +132,16 @@ class _JTransform:
         for n in self.mng.nodes(g):
             if not isinstance(n, Apply):
                 continue
-            fn = self._jget(n.inputs[0], len(n.inputs) - 1)
             args = [self._jget(i) for i in n.inputs[1:]]
+            prim = _inlined_prim(n)
+            if prim is not None:
+                # ▶p(args) is (p(args), ◀p): p itself here, ◀p's body in ◀g
+                value = Apply(jg, [n.inputs[0], *args], n.loc, n.name)
+                value.primal = n
+                self.jnode[n] = value
+                self.bprop_of[n] = prim
+                continue
+            fn = self._jget(n.inputs[0], len(n.inputs) - 1)
             pair = Apply(jg, [fn, *args], n.loc)
             value = jg.apply(P.tuple_getitem, pair, 0, loc=n.loc, name=n.name)
             value.primal = n
@@ -170,7 +185,13 @@ class _JTransform:
             sens = total(n)
             if sens is None:
                 continue  # no path to the output: its contribution is zero
-            d = bg.apply(self.bprop_of[n], sens, loc=n.loc)
+            bp = self.bprop_of[n]
+            if isinstance(bp, Primitive):
+                for inp, d in zip(n.inputs[1:], self._prim_backward(bp, n, sens, bg)):
+                    if d is not None:
+                        contribute(inp, d)
+                continue
+            d = bg.apply(bp, sens, loc=n.loc)
             for i, inp in enumerate(n.inputs):
                 contribute(inp, bg.apply(P.tuple_getitem, d, i))
 
@@ -184,6 +205,41 @@ class _JTransform:
             dparams.append(s if s is not None else bg.apply(P.zeros_like, self.jnode[p]))
         bg.output = bg.apply(P.make_tuple, env, *dparams)
         jg.output = jg.apply(P.make_tuple, self._jget(g.output), Constant(bg))
+
+    def _prim_backward(self, prim, n, sens, bg):
+        """The sensitivities of the inputs of `n = prim(...)`, given `sens`: the body of
+        prim's bprop rule, inlined in `bg` (None for a structural zero)."""
+        if prim is P.make_tuple:
+            return [bg.apply(P.tuple_getitem, sens, i, loc=n.loc)
+                    for i in range(len(n.inputs) - 1)]
+        if prim.nondiff:
+            return [None] * (len(n.inputs) - 1)
+        args = [self._jget(i) for i in n.inputs[1:]]
+        out = inline(_bprop_graph(prim), bg, [*args, self.jnode[n], sens], loc=n.loc)
+        if out.is_apply(P.make_tuple) and out.graph is bg:
+            ds = out.inputs[1:]
+        else:
+            ds = [bg.apply(P.tuple_getitem, out, i, loc=n.loc) for i in range(len(args))]
+        return [None if _structural_zero(d) else d for d in ds]
+
+
+def _inlined_prim(node):
+    """The primitive `node` calls, when J writes its rule in place (a direct call with
+    as many arguments as the rule takes), else None."""
+    fn = node.inputs[0]
+    if fn.__class__ is not Constant or not isinstance(fn.value, Primitive):
+        return None
+    prim = fn.value
+    if prim is P.make_tuple or prim.nondiff:
+        return prim
+    if "bprop" not in prim.rules or prim_arity(prim) != len(node.inputs) - 1:
+        return None
+    return prim
+
+
+def _structural_zero(node):
+    """A sensitivity that is zero by construction: `zeros_like(...)` from a rule."""
+    return node.__class__ is Apply and node.is_apply(P.zeros_like)
 
 
 def J_constant(value):

@@ -275,34 +275,39 @@ def _free_variables_total(st):
 
 
 def _parents(st):
+    """{graph: its parent}.  Plain loops, not nested functions: two closures that call
+    each other form a reference cycle, and this one would hold the whole state (every
+    users list) until a full garbage collection."""
     parents = {}
-
-    def ancestors(g):
-        out = set()
-        p = parent(g)
-        while p is not None:
-            out.add(p)
-            p = parent(p)
-        return out
-
-    def parent(g):
-        if g in parents:
-            return parents[g]
-        parents[g] = None  # guards against cycles while computing
-        owners = list(dict.fromkeys(n.graph for n in st.fv_total[g]))
-        best = None
-        for c in owners:
-            if all(o is c or o in ancestors(c) for o in owners):
-                best = c
-                break
-        if best is None and owners:
-            best = owners[0]
-        parents[g] = best
-        return best
-
     for g in st.nodes:
-        parent(g)
+        _parent(g, st.fv_total, parents)
     return parents
+
+
+def _parent(g, fv_total, parents):
+    if g in parents:
+        return parents[g]
+    parents[g] = None  # guards against cycles while computing
+    owners = list(dict.fromkeys(n.graph for n in fv_total[g]))
+    best = None
+    for c in owners:
+        above = _ancestors(c, fv_total, parents)
+        if all(o is c or o in above for o in owners):
+            best = c
+            break
+    if best is None and owners:
+        best = owners[0]
+    parents[g] = best
+    return best
+
+
+def _ancestors(g, fv_total, parents):
+    out = set()
+    p = _parent(g, fv_total, parents)
+    while p is not None:
+        out.add(p)
+        p = _parent(p, fv_total, parents)
+    return out
 
 
 def manage(*graphs, like=None):
