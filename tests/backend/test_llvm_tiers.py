@@ -160,3 +160,37 @@ def test_a_region_that_returns_is_emitted_inline(monkeypatch):
         myia.value_and_grad(mlp_loss, argnums=(0, 1, 2, 3)), args)[0]
     compiled = dispatch.compile_program(typed)
     assert_close(compiled(*args), reference(*args))
+
+
+def scalar_module(with_loop):
+    m = ir.Module()
+    f = ir.Function(m, ir.FunctionType(I64, [I64]), runtime.PREFIX + "_f")
+    b = ir.IRBuilder(f.append_basic_block())
+    if with_loop:
+        with cg.for_range(b, 0, f.args[0]):
+            pass
+    b.ret(b.mul(f.args[0], f.args[0]))
+    return m, f
+
+
+def test_scalar_straight_line_code_is_compiled_whole_and_fast():
+    m, f = scalar_module(with_loop=False)
+    assert tiers.partition(m) == ([([f], tiers.STRAIGHT)], [])
+    m, f = scalar_module(with_loop=True)  # a loop is worth optimizing: not straight
+    assert tiers.partition(m) is None
+
+
+def poly(x):
+    return 0.5 * x ** 6 - 2.0 * x ** 5 + x ** 4 / 3.0 + x ** 3 - 3.0 * x + 1.0
+
+
+def test_a_straight_derivative_computes_what_the_vm_does(tmp_path, monkeypatch):
+    e = runtime.engine()
+    monkeypatch.setattr(e, "disk", ObjectCache(str(tmp_path)))
+    monkeypatch.setattr(e, "_memory_cache", {})
+    g = poly
+    for k in range(1, 5):
+        g = myia.grad(g)
+        got = myia.compile(g, backend="llvm")(0.7)
+        assert e.last_parts == 1
+        assert got == pytest.approx(myia.compile(g, backend="vm")(0.7), rel=1e-12), k

@@ -3,6 +3,7 @@
 import myia
 from myia.backend.vm import VM, Closure
 from myia.ir import Apply, Constant, Graph, clone, inline, manage
+from myia.ir.manager import GraphManager
 from myia.prim import ops as P
 
 
@@ -108,3 +109,33 @@ def test_printer_lists_free_variables_of_nested_graphs():
 
 def test_op_count_counts_primitive_applications():
     assert myia.ir(square_plus).op_count() == 2
+
+
+def test_a_manager_leaves_no_cyclic_garbage():
+    """Its tables (users, free variables, parents) are freed when it goes, without
+    waiting for a full collection (they held the compile's millions of objects)."""
+    import gc
+
+    import myia
+
+    def inner(x):
+        def h(y):
+            return x * y
+        return h(x) + x
+
+    from myia.ir.manager import _State
+
+    graph = myia.ir(inner).graph
+    mng = manage(graph)
+    parents = [mng.parent(g) for g in mng.graphs]
+    del mng
+    flags = gc.get_debug()
+    gc.set_debug(gc.DEBUG_SAVEALL)  # what the collector finds stays in gc.garbage
+    try:
+        gc.collect()
+        left = [o for o in gc.garbage if isinstance(o, (GraphManager, _State))]
+    finally:
+        gc.set_debug(flags)
+        gc.garbage.clear()
+    assert parents == [None, graph]  # inner, then h nested in it
+    assert left == []

@@ -217,14 +217,25 @@ _MVEC_FUNCS = ("exp", "log", "sin", "cos", "tan", "tanh", "atan")
 
 
 def _find_libmvec():
-    for candidate in ("libmvec.so.1", ctypes.util.find_library("mvec")):
-        if not candidate:
-            continue
+    lib = _load_library("libmvec.so.1", "mvec")
+    return (lib, lib._name) if lib is not None else (None, None)
+
+
+def _load_library(soname, short):
+    """The shared library `soname` (glibc's usual name), else the one that
+    `ctypes.util.find_library(short)` finds (it runs ldconfig: milliseconds, so only
+    when the usual name fails), else None."""
+    try:
+        return ctypes.CDLL(soname)
+    except OSError:
+        pass
+    path = ctypes.util.find_library(short)
+    if path:
         try:
-            return ctypes.CDLL(candidate), candidate
+            return ctypes.CDLL(path)
         except OSError:
-            continue
-    return None, None
+            pass
+    return None
 
 
 # ---- the engine -----------------------------------------------------------------------
@@ -281,8 +292,11 @@ class Engine:
         self.symbols[name] = address
 
     def _bind_symbols(self):
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        libc = _load_library("libc.so.6", "c")
+        libm = _load_library("libm.so.6", "m")
+        if libc is None or libm is None:
+            raise RuntimeError("the LLVM backend needs the C library and libm, and found "
+                               f"{'neither' if libc is None and libm is None else 'only one'}")
         for name in ("malloc", "calloc", "aligned_alloc", "free", "memcpy", "memset"):
             self.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
         for name in _MVEC_FUNCS + ("sqrt", "floor", "fmod", "pow", "sincos"):
@@ -427,7 +441,23 @@ class Engine:
         pm.add_sroa_pass()
         pm.run(mod, pb)
 
-    def compile(self, module, names, level=3, dump=None, permanent=False):
+    def load_permanent(self, key, names):
+        """The addresses of `names` from the object cached under `key` (one object),
+        loaded into the process's engine; None if there is no such object."""
+        objs = _unpack_objects(self.disk.load(key))
+        if objs is None or len(objs) != 1:
+            return None
+        with self.lock:
+            self.ee.add_object_file(llvm.ObjectFileRef.from_data(objs[0]))
+            self.ee.finalize_object()
+            addresses = {n: self.ee.get_function_address(n) for n in names}
+        if not all(addresses.values()):
+            raise RuntimeError(f"the cached runtime {key} lacks functions: recompile it "
+                               f"(delete {self.disk.path})")
+        self.cache_hits += 1
+        return addresses
+
+    def compile(self, module, names, level=3, dump=None, permanent=False, also_key=None):
         """Compile `module` (an llvmlite.ir.Module or IR text) and return the addresses
         of the functions `names`.
 
@@ -440,7 +470,8 @@ class Engine:
 
         Returns a `Code`: the addresses, holding the engine that owns the machine code
         (freed with it).  `permanent`: into the process's engine, never freed (the
-        runtime helpers).
+        runtime helpers).  `also_key`: the object is cached under that key too (see
+        `load_permanent`).
 
         A module with much straight-line code is compiled in parts (see `tiers`): its
         loops and recursions with the `level` pipeline, its array kernels with full
@@ -458,8 +489,12 @@ class Engine:
             split = tiers.partition(module)
             if split is not None:
                 groups, exported = split
-                parts = list(zip(tiers.texts(module, groups, exported), [h for _, h in groups]))
-                exports = [f.name for f in exported]
+                if [h for _, h in groups] == [tiers.STRAIGHT]:
+                    parts = [(str(module), tiers.STRAIGHT)]
+                else:
+                    parts = list(zip(tiers.texts(module, groups, exported),
+                                     [h for _, h in groups]))
+                    exports = [f.name for f in exported]
         if parts is None:
             parts = [(str(module), "optimized")]
         digest = hashlib.sha256("\0".join(
@@ -496,19 +531,19 @@ class Engine:
                     mod.data_layout = self.data_layout
                     mod.verify()
                     tb = time.perf_counter()
-                    if how == "optimized":
-                        self.optimize(mod, level)
-                    elif how == "kernels":
-                        self._sroa(mod)
+                    self._passes(mod, how, level)
                     tc = time.perf_counter()
                     t_parse += tb - ta
                     t_opt += tc - tb
                     if dump is not None:
                         optimized.append(str(mod))
-                    objs.append((self.tm_cold if how == "cold" else self.tm).emit_object(mod))
+                    fast = how in ("cold", "straight")
+                    objs.append((self.tm_cold if fast else self.tm).emit_object(mod))
                 if dump is not None:
                     dump["optimized"] = "\n".join(optimized)
                 self.disk.store(digest, _pack_objects(objs))
+                if also_key is not None:
+                    self.disk.store(also_key, _pack_objects(objs))
             else:
                 self.cache_hits += 1
             held = self.ee if permanent else ProgramEngine(self)
@@ -548,11 +583,17 @@ class Engine:
         mod = llvm.parse_assembly(text)
         mod.triple = self.triple
         mod.data_layout = self.data_layout
+        self._passes(mod, how, level)
+        return str(mod)
+
+    def _passes(self, mod, how, level):
+        """The IR passes of a part of kind `how` (see `tiers`)."""
         if how == "optimized":
             self.optimize(mod, level)
+        elif how == "straight":
+            self.optimize(mod, min(level, 1))
         elif how == "kernels":
             self._sroa(mod)
-        return str(mod)
 
     def new_module(self, name):
         m = ir.Module(name=name)
@@ -666,6 +707,43 @@ def _compile_runtime(e):
     the disk cache after the first time)."""
     from . import cg, ops_array, wrapper  # noqa: F401  (they register their helpers)
 
+    names = ["myia_capsule_free", *sorted(cg.RUNTIME_FUNCTIONS)]
+    key = _runtime_key(e)
+    addrs = e.load_permanent(key, names)
+    if addrs is None:
+        addrs = e.compile(_runtime_module(e), names, permanent=True, also_key=key)
+    for name in names:
+        e.add_symbol(name, addrs[name])
+
+
+def _runtime_key(e):
+    """A digest of everything the runtime module's machine code depends on: the
+    backend's sources (which generate it), the Python and NumPy whose object layouts
+    it reads, the target and the versions of LLVM and llvmlite, libmvec, and the
+    MYIA_ settings.  A cached runtime is found by it before its IR is built (building
+    and printing that IR took half the engine's start)."""
+    import hashlib
+    import sys
+
+    import numpy as np
+
+    h = hashlib.sha256(b"myia runtime\0")
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            with open(os.path.join(here, name), "rb") as fh:
+                h.update(name.encode() + b"\0" + fh.read() + b"\0")
+    settings = sorted((k, v) for k, v in os.environ.items()
+                      if k.startswith("MYIA_") and k != "MYIA_CACHE_DIR")
+    h.update(repr((sys.version, np.__version__, e.triple, e.cpu, e.features,
+                   llvm.llvm_version_info, _LLVMLITE_VERSION, CACHE_VERSION,
+                   sorted(MVEC.items()), settings)).encode())
+    return h.hexdigest()
+
+
+def _runtime_module(e):
+    from . import cg
+
     m = e.new_module("myia_runtime")
     m.myia_runtime = True  # cg.runtime_fn defines the helpers here
     # void myia_capsule_free(PyObject *capsule): free the arena block it holds
@@ -674,10 +752,6 @@ def _compile_runtime(e):
     block = b.call(declare(m, "PyCapsule_GetPointer"), [f.args[0], ir.Constant(PTR, None)])
     b.call(declare(m, "free"), [block])
     b.ret_void()
-    names = ["myia_capsule_free"]
     for name, get in sorted(cg.RUNTIME_FUNCTIONS.items()):
         get(m)
-        names.append(name)
-    addrs = e.compile(m, names, permanent=True)
-    for name in names:
-        e.add_symbol(name, addrs[name])
+    return m
