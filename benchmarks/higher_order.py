@@ -28,7 +28,9 @@ CHILD_TIMEOUT = 150  # seconds: a first call slower than this is reported as "> 
 
 
 def _child_myia(name, k):
+    t = time.perf_counter()
     import myia
+    imported = time.perf_counter() - t
     from benchmarks import programs as B
 
     fn = getattr(B, name)
@@ -48,13 +50,16 @@ def _child_myia(name, k):
     typed = myia.ir(g, X, stage="typed").op_count()
     optimized = myia.ir(g, X, stage="optimized")
     text = str(optimized)
-    return {"first": first, "again": again, "value": float(value), "typed": typed,
+    return {"import": imported, "first": first, "again": again, "value": float(value),
+            "typed": typed,
             "optimized": optimized.op_count(),
             "plumbing": sum(text.count(w) for w in ("env_", "zeros_like"))}
 
 
 def _child_jax(name, k):
+    t = time.perf_counter()
     import jax
+    imported = time.perf_counter() - t
 
     from benchmarks import programs as B
 
@@ -65,7 +70,7 @@ def _child_jax(name, k):
     for _ in range(k):
         g = jax.grad(g)
     value = jax.block_until_ready(jax.jit(g)(X))
-    return {"first": time.perf_counter() - t0, "value": float(value)}
+    return {"import": imported, "first": time.perf_counter() - t0, "value": float(value)}
 
 
 def _child_jet(name, order, warm=False):
@@ -149,6 +154,14 @@ def bench_higher_order(t):
                 t.add(name, f"{row}: Myia", m_s, j_s, note)
                 print(f"  {row}: myia {fmt(m_s) if m_s else _why(mine)}, "
                       f"jax {fmt(j_s) if j_s else (_why(theirs) if theirs else 'skipped')}")
+    # not counted above, for either system: what the process paid before the first call
+    mine = sorted(m["import"] for m, _ in results.values() if "import" in m)
+    theirs = sorted(j["import"] for _, j in results.values() if j and "import" in j)
+    for module, times in (("import myia", mine), ("import jax", theirs)):
+        if times:
+            t.add(name, f"{module} (not counted above)", times[len(times) // 2],
+                  note=f"median of {len(times)} fresh processes; each imports its compiler "
+                       f"and its default backend")
     for prog in PROGRAMS:
         ratios = []
         for k in ORDERS:

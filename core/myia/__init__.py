@@ -25,6 +25,25 @@ from .errors import (
 _register_in_subset()
 from .api import ir  # noqa: E402,F811  (the function, not the subpackage)
 
+
+def _import_the_compiler():
+    """The pipeline, and the default backend's code: imported with the package (as
+    JAX imports its tracer and XLA's client), so that the first compile only compiles.
+    A backend that cannot be imported is reported when a program first needs it."""
+    from . import pipeline  # noqa: F401
+    from .infer import specialize  # noqa: F401
+    from .opt import optimize  # noqa: F401
+    from .api import default_backend
+
+    if default_backend() == "llvm":
+        try:
+            from .backend.llvm import dispatch  # noqa: F401
+        except ImportError:  # pragma: no cover  (said again, with context, at first use)
+            pass
+
+
+_import_the_compiler()
+
 __all__ = [
     "compile", "grad", "hessian", "ir", "jet", "jvp", "value_and_grad", "vjp",
     "MyiaError", "MyiaNameError", "MyiaOverflowError", "MyiaShapeError", "MyiaSourceError", "MyiaSyntaxError",
