@@ -230,3 +230,19 @@ def test_a_fresh_transform_of_the_same_function_is_the_same_one():
     assert a(1.1) == b(1.1)
     # its header is known without building any graph
     assert header(a)[1] == ["x"]
+
+
+def ramp(x):
+    return x * x + np.floor(x) * 2.0
+
+
+def test_J_writes_each_primitive_rule_in_place():
+    """J of a program of primitives is three graphs: the gradient, ▶f and ◀f, whose
+    body is the primitives' bprop rules applied in place (no ▶mul pair, no ◀mul
+    closure); what a rule gives as a structural zero (floor's) adds nothing."""
+    view = myia.ir(grad(ramp))  # the parsed stage: J as the transform writes it
+    assert {g.name for g in view.graphs()} == {"grad_ramp", "▶ramp", "◀ramp"}
+    text = str(view)
+    assert "zeros_like" not in text and "floor" in text
+    assert grad(ramp)(1.5) == pytest.approx(3.0)
+    assert myia.compile(grad(ramp), backend="vm")(1.5) == pytest.approx(3.0)
