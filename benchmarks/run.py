@@ -439,9 +439,9 @@ def machine():
     return lines
 
 
-def write_report(t, path, started, elapsed):
+def write_report(t, path, started, elapsed, command="python -m benchmarks"):
     out = ["# Benchmarks: Myia's LLVM backend side by side", "",
-           f"Run {started:%Y-%m-%d %H:%M} UTC by `python -m benchmarks` ({elapsed:.0f} s). "
+           f"Run {started:%Y-%m-%d %H:%M} UTC by `{command}` ({elapsed:.0f} s). "
            "Medians of repeated batches, in one process; a ratio is the row's time over the "
            "first row of its benchmark with a time (the reference), so below 1.00x is "
            "faster than the reference (1/N: N times faster).", "", "## Machine", ""]
@@ -489,7 +489,8 @@ def main(argv=None):
     print("Targets:")
     for what, measured, verdict in t.targets:
         print(f"  [{verdict:>12}] {what}: {measured}")
-    write_report(t, a.out, started, time.time() - t0)
+    command = " ".join(["python -m benchmarks", *(argv if argv is not None else sys.argv[1:])])
+    write_report(t, a.out, started, time.time() - t0, command)
     print(f"\nwritten to {a.out}")
 
 
