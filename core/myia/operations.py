@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .prim import ops as P
+from .prim.mathfn import LIBM
 
 # ---- functions written in the subset -----------------------------------------------
 
@@ -128,6 +129,20 @@ PYTHON_TO_MYIA = {
     np.sqrt: P.sqrt,
     np.arctan: P.arctan,
     np.abs: P.abs,
+    **{getattr(np, p.name): p for p in LIBM},  # np.arcsinh...: the C math library's
+    math.asin: P.arcsin,
+    math.acos: P.arccos,
+    math.sinh: P.sinh,
+    math.cosh: P.cosh,
+    math.asinh: P.arcsinh,
+    math.acosh: P.arccosh,
+    math.atanh: P.arctanh,
+    math.atan2: P.arctan2,
+    math.hypot: P.hypot,
+    math.log2: P.log2,
+    math.log10: P.log10,
+    math.log1p: P.log1p,
+    math.expm1: P.expm1,
     np.sign: P.sign,
     np.floor: P.floor,
     np.maximum: P.maximum,

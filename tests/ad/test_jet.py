@@ -221,3 +221,33 @@ def test_the_parsed_program_carries_a_primitive_passed_as_a_value(backend):
     s, c = math.sin(0.5), math.cos(0.5)
     np.testing.assert_allclose(got, [s * 0.5, c * 0.5 + s, -s * 0.5 + 2 * c, -c * 0.5 - 3 * s],
                                rtol=1e-12)
+
+
+def libm_unary(x):
+    return (np.exp2(x) + np.expm1(x) + np.log2(x + 2.0) + np.log10(x + 2.0) + np.log1p(x)
+            + np.arcsin(x) + np.arccos(x) + np.sinh(x) + np.cosh(x) + np.arcsinh(x)
+            + np.arccosh(x + 2.0) + np.arctanh(x))
+
+
+def a_libm_unary(x):
+    return (anp.exp2(x) + anp.expm1(x) + anp.log2(x + 2.0) + anp.log10(x + 2.0)
+            + anp.log1p(x) + anp.arcsin(x) + anp.arccos(x) + anp.sinh(x) + anp.cosh(x)
+            + anp.arcsinh(x) + anp.arccosh(x + 2.0) + anp.arctanh(x))
+
+
+def libm_binary(x):
+    return np.arctan2(x, 1.5 - x) * np.hypot(x, x * x + 0.5)
+
+
+def a_libm_binary(x):
+    return anp.arctan2(x, 1.5 - x) * anp.hypot(x, x * x + 0.5)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn, afn, x", [(libm_unary, a_libm_unary, 0.3),
+                                        (libm_binary, a_libm_binary, 0.4)],
+                         ids=["unary", "binary"])
+def test_the_c_math_library_functions_against_autograd(backend, fn, afn, x):
+    """Each Taylor rule of myia.prim.mathfn, to order 5."""
+    np.testing.assert_allclose(jet_on(backend, fn, 5, x), autograd_derivatives(afn, x, 5),
+                               rtol=1e-8, atol=1e-10)

@@ -148,6 +148,82 @@ def np_arctan(x):
     return np.arctan(x)
 
 
+def np_exp2(x):
+    return np.exp2(x)
+
+
+def np_expm1(x):
+    return np.expm1(x)
+
+
+def math_expm1(x):
+    return math.expm1(x)
+
+
+def np_log2(x):
+    return np.log2(x)
+
+
+def np_log10(x):
+    return np.log10(x)
+
+
+def math_log10(x):
+    return math.log10(x)
+
+
+def np_log1p(x):
+    return np.log1p(x)
+
+
+def np_arcsin(x):
+    return np.arcsin(x)
+
+
+def math_asin(x):
+    return math.asin(x)
+
+
+def np_arccos(x):
+    return np.arccos(x)
+
+
+def np_sinh(x):
+    return np.sinh(x)
+
+
+def np_cosh(x):
+    return np.cosh(x)
+
+
+def math_cosh(x):
+    return math.cosh(x)
+
+
+def np_arcsinh(x):
+    return np.arcsinh(x)
+
+
+def np_arccosh(x):
+    return np.arccosh(x)
+
+
+def np_arctanh(x):
+    return np.arctanh(x)
+
+
+def np_arctan2(y, x):
+    return np.arctan2(y, x)
+
+
+def math_atan2(y, x):
+    return math.atan2(y, x)
+
+
+def np_hypot(x, y):
+    return np.hypot(x, y)
+
+
 def math_atan(x):
     return math.atan(x)
 
@@ -418,6 +494,27 @@ CASES = [
     ("sqrt", math_sqrt, (1.7,)),
     ("arctan", np_arctan, (rand(3, 4),)),
     ("arctan", math_atan, (0.7,)),
+    ("exp2", np_exp2, (rand(3, 4),)),
+    ("expm1", np_expm1, (rand(3, 4) * 1e-3,)),
+    ("expm1", math_expm1, (0.7,)),
+    ("log2", np_log2, (pos(3, 4),)),
+    ("log10", np_log10, (pos(3, 4),)),
+    ("log10", math_log10, (1.7,)),
+    ("log1p", np_log1p, (pos(3, 4) - 0.4,)),
+    ("arcsin", np_arcsin, (rand(3, 4) * 0.3,)),
+    ("arcsin", math_asin, (0.4,)),
+    ("arccos", np_arccos, (rand(3, 4) * 0.3,)),
+    ("sinh", np_sinh, (rand(3, 4),)),
+    ("cosh", np_cosh, (rand(3, 4),)),
+    ("cosh", math_cosh, (0.7,)),
+    ("arcsinh", np_arcsinh, (rand(3, 4),)),
+    ("arccosh", np_arccosh, (pos(3, 4) + 1.0,)),
+    ("arctanh", np_arctanh, (rand(3, 4) * 0.3,)),
+    ("arctan2", np_arctan2, (rand(3, 4), pos(3, 4))),
+    ("arctan2", np_arctan2, (rand(3, 1), rand(1, 4))),
+    ("arctan2", math_atan2, (0.3, -0.8)),
+    ("hypot", np_hypot, (rand(3, 4), rand(3, 4))),
+    ("hypot", np_hypot, (rand(3, 4), 0.5)),
     ("abs", np_abs, (np.array([1.5, -0.5, 0.3, -2.0]),)),
     ("abs", py_abs, (-0.7,)),
     ("abs", py_abs, (0.7,)),

@@ -27,6 +27,7 @@ import numpy as np
 from ..errors import MyiaGradError, MyiaShapeError, MyiaTypeError, MyiaValueError
 from ..ir import EnvKey
 from ..prim import ops as P
+from ..prim.mathfn import LIBM
 from ..prim.shape import DTYPES
 from .abstract import (
     ANY,
@@ -267,9 +268,13 @@ def _unary(prim):
     return infer_unary
 
 
-for _p in (P.neg, P.exp, P.log, P.sin, P.cos, P.tan, P.tanh, P.sqrt, P.arctan, P.abs,
-           P.sign, P.floor):
+for _p in (P.neg, P.abs, P.sign, P.floor):
     _unary(_p)
+for _p, (_cname, _arity) in LIBM.items():  # the C math library's functions
+    if _arity == 1:
+        _unary(_p)
+    else:
+        rule(_p, fold=True)(functools.partial(_elementwise, _p))
 
 
 def _scalar_join(prim, x, y):

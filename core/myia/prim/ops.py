@@ -2,10 +2,10 @@
 
 (Python names avoid keywords: `P.not_`, `P.len_`, `P.assert_`.)"""
 
-from . import arith, array, grad_ops, logic, shape, structure
+from . import arith, array, grad_ops, logic, mathfn, shape, structure
 from .primitive import Primitive
 
-for _module in (grad_ops, structure, logic, shape, arith, array):
+for _module in (grad_ops, structure, logic, shape, arith, mathfn, array):
     for _name, _value in vars(_module).items():
         if isinstance(_value, Primitive):
             globals()[_name] = _value

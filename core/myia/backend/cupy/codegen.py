@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from ...prim import ops as P
+from ...prim.mathfn import LIBM
 
 #: our dtype names -> (CuPy parameter type, C type)
 DTYPES = {
@@ -120,10 +121,10 @@ def _neg(out, a):
 
 
 def _math(fn):
-    def gen(out, a):
+    def gen(out, *args):
         if out not in FLOATS:
             raise Unsupported(fn)
-        return f"{fn}({a.to(out)})"
+        return f"{fn}({', '.join(a.to(out) for a in args)})"
 
     return gen
 
@@ -185,14 +186,7 @@ EW_OPS = {
     P.truediv: _truediv,
     P.pow: _pow,
     P.neg: _neg,
-    P.exp: _math("exp"),
-    P.log: _math("log"),
-    P.sin: _math("sin"),
-    P.cos: _math("cos"),
-    P.tan: _math("tan"),
-    P.tanh: _math("tanh"),
-    P.sqrt: _math("sqrt"),
-    P.arctan: _math("atan"),
+    **{p: _math(cname) for p, (cname, _) in LIBM.items()},  # CUDA's libm: the same names
     P.floor: _math("floor"),
     P.abs: _abs,
     P.sign: _sign,

@@ -348,12 +348,14 @@ class Emulator:
     ReductionKernel = ReductionKernel
 
     def __init__(self):
-        for name in ("exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "arctan", "abs",
-                     "sign", "floor", "logical_not", "zeros_like", "ones_like",
-                     "transpose", "sum", "max", "ascontiguousarray"):
+        for name in ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
+                     "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
+                     "arccosh", "arctanh", "sqrt", "abs", "sign", "floor", "logical_not",
+                     "zeros_like", "ones_like", "transpose", "sum", "max",
+                     "ascontiguousarray"):
             setattr(self, name, _fn1(getattr(np, name)))
         for name in ("true_divide", "floor_divide", "mod", "power", "maximum", "minimum",
-                     "dot", "matmul"):
+                     "arctan2", "hypot", "dot", "matmul"):
             setattr(self, name, _fn2(getattr(np, name)))
 
     @staticmethod

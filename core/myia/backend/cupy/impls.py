@@ -27,6 +27,7 @@ import numpy as np
 
 from ...infer.abstract import AArray, ATuple
 from ...prim import ops as P
+from ...prim.mathfn import LIBM
 from ...prim.grad_ops import EMPTY_ENV, EnvInstance
 from ...prim.shape import DTYPES
 
@@ -397,9 +398,9 @@ def _device_impls(table):
         P.add: binary(operator.add), P.sub: binary(operator.sub),
         P.mul: binary(operator.mul), P.truediv: truediv, P.floordiv: floordiv,
         P.mod: mod, P.pow: pow_, P.neg: unary(operator.neg),
-        P.exp: unary(xp.exp), P.log: unary(xp.log), P.sin: unary(xp.sin),
-        P.cos: unary(xp.cos), P.tan: unary(xp.tan), P.tanh: unary(xp.tanh),
-        P.sqrt: unary(xp.sqrt), P.arctan: unary(xp.arctan), P.abs: unary(xp.abs),
+        **{p: unary(getattr(xp, p.name)) for p, (_, n) in LIBM.items() if n == 1},
+        **{p: binary(getattr(xp, p.name)) for p, (_, n) in LIBM.items() if n == 2},
+        P.abs: unary(xp.abs),
         P.sign: sign, P.floor: unary(xp.floor),
         P.maximum: maximum, P.minimum: minimum, P.where: where,
         P.eq: binary(operator.eq), P.ne: binary(operator.ne), P.lt: binary(operator.lt),

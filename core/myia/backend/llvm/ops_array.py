@@ -34,6 +34,7 @@ from ...errors import MyiaOverflowError, MyiaShapeError, MyiaValueError
 from ...ir import Apply, Constant
 from ...prim import Primitive
 from ...prim import ops as P
+from ...prim.mathfn import LIBM
 from ...prim.shape import MAX_BYTES, NEGATIVE_DIMS, TOO_BIG
 from .cg import NULL, _known_int, const_ptr, for_range, i32, i64, outlined, runtime_fn
 from .lower import backend_error, coerce, rule
@@ -41,10 +42,11 @@ from .ltypes import EMPTY, ELEM_IR, ITEMSIZE, Array, Scalar, Static, Tuple, arra
 from .ops_scalar import (FLOATS, cast, const_like, ew_binary, ew_unary, ew_where, splat)
 from .runtime import F32, F64, I1, I8, I32, I64, PTR, declare
 
-EW_UNARY = {"neg", "exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "arctan", "abs", "sign",
-            "floor", "not", "to_float", "to_int", "astype"}
+EW_UNARY = {"neg", "abs", "sign", "floor", "not", "to_float", "to_int", "astype"} | {
+    p.name for p, (_, n) in LIBM.items() if n == 1}
 EW_BINARY = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "maximum", "minimum",
-             "eq", "ne", "lt", "le", "gt", "ge", "gadd"}
+             "eq", "ne", "lt", "le", "gt", "ge", "gadd"} | {
+    p.name for p, (_, n) in LIBM.items() if n == 2}
 EW_ALL = EW_UNARY | EW_BINARY | {"where"}
 REDUCERS = {"reduce_sum", "reduce_max"}
 

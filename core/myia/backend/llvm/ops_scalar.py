@@ -20,6 +20,7 @@ from ...errors import MyiaOverflowError, MyiaValueError
 from ...prim import ops as P
 from ...prim.arith import NEGATIVE_POWER, OVERFLOW
 from ...prim.logic import TO_INT_NAN, TO_INT_RANGE
+from ...prim.mathfn import LIBM
 from .cg import i64
 from .lower import rule
 from .ltypes import Array, Scalar, Tuple
@@ -105,13 +106,14 @@ def call_intrinsic(b, name, *vs):
     return b.call(intrinsic(b, name, vs[0]), list(vs))
 
 
-def call_libm(b, name, v, dtype):
-    """A libm function on a scalar or vector: libmvec where it has the function at this
-    width, else one call per lane."""
+def call_libm(b, name, v, dtype, w=None):
+    """A libm function on a scalar or vector (of one argument `v`, or two, `v` and `w`):
+    libmvec where it has the function at this width, else one call per lane."""
     lanes = lanes_of(v)
     cname = name if dtype == "float64" else name + "f"
+    args = [v] if w is None else [v, w]
     if lanes == 1:
-        return b.call(declare(b.module, cname), [v])
+        return b.call(declare(b.module, cname), args)
     mv = MVEC.get((name, dtype))
     if mv is not None and mv[1] == lanes:
         sym, _ = mv
@@ -119,13 +121,14 @@ def call_libm(b, name, v, dtype):
         try:
             f = m.get_global(sym)
         except KeyError:
-            f = ir.Function(m, ir.FunctionType(v.type, [v.type]), sym)
-        return b.call(f, [v])
+            f = ir.Function(m, ir.FunctionType(v.type, [v.type] * len(args)), sym)
+        return b.call(f, args)
     out = ir.Constant(v.type, ir.Undefined)
     fn = declare(b.module, cname)
     for k in range(lanes):
         idx = ir.Constant(ir.IntType(32), k)
-        out = b.insert_element(out, b.call(fn, [b.extract_element(v, idx)]), idx)
+        out = b.insert_element(
+            out, b.call(fn, [b.extract_element(a, idx) for a in args]), idx)
     return out
 
 
@@ -163,7 +166,7 @@ def operand_dtype(name, in_dtypes, out_dtype):
         return "int64"
     if name in ("not", "truth"):
         return in_dtypes[0]
-    if name in ("exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "arctan"):
+    if name in LIBM_NAMES:
         return out_dtype if out_dtype in FLOATS else "float64"
     if name == "floor" and in_dtypes[0] in FLOATS:
         return in_dtypes[0]
@@ -452,16 +455,20 @@ def _neg(b, x, dt, out, scalar):
     return b.sub(const_like(dt, 0, lanes_of(x)), x)
 
 
-def _libm_unary(name):
-    cname = "atan" if name == "arctan" else name
-
-    def emit(b, x, dt, out, scalar):
-        return call_libm(b, cname, x, dt)
+def _libm_emitter(cname, arity):
+    if arity == 1:
+        def emit(b, x, dt, out, scalar):
+            return call_libm(b, cname, x, dt)
+    else:
+        def emit(b, x, y, dt, scalar):
+            return call_libm(b, cname, x, dt, y)
     return emit
 
 
-for _n in ("exp", "log", "sin", "cos", "tan", "tanh", "arctan"):
-    UNARY[_n] = _libm_unary(_n)
+#: the primitives that are functions of the C math library (myia.prim.mathfn), by name
+LIBM_NAMES = {p.name: cname for p, (cname, _) in LIBM.items()}
+for _p, (_cname, _arity) in LIBM.items():
+    (UNARY if _arity == 1 else BINARY)[_p.name] = _libm_emitter(_cname, _arity)
 
 
 @_unary("sqrt")
@@ -662,9 +669,10 @@ def _static_or_tuple_compare(fl, node, args, types, name):
 
 
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "maximum", "minimum",
-              "eq", "ne", "lt", "le", "gt", "ge", "neg", "exp", "log", "sin", "cos", "tan",
-              "tanh", "sqrt", "arctan", "abs", "sign", "floor", "not"):
+              "eq", "ne", "lt", "le", "gt", "ge", "neg", "abs", "sign", "floor", "not"):
     rule(getattr(P, _name if _name != "not" else "not_"))(_elementwise_rule(_name))
+for _p in LIBM:
+    rule(_p)(_elementwise_rule(_p.name))
 
 
 @rule(P.to_float)

@@ -46,6 +46,8 @@ import weakref
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
+from ...prim.mathfn import LIBM
+
 # ---- status codes and the context -----------------------------------------------------
 
 STATUS_OK = 0
@@ -133,10 +135,11 @@ _ext("aligned_alloc", PTR, I64, I64)
 _ext("free", VOID, PTR)
 _ext("memcpy", PTR, PTR, PTR, I64)
 _ext("memset", PTR, PTR, I32, I64)
-# libm (double and float)
-for _f in ("exp", "log", "sin", "cos", "tan", "tanh", "atan", "sqrt", "floor", "fmod",
-           "pow"):
-    _nargs = 2 if _f in ("fmod", "pow") else 1
+# libm (double and float): the functions of myia.prim.mathfn, and those the backend uses
+#: {C function: number of arguments}
+LIBM_FUNCS = {**{c: n for c, n in LIBM.values()},
+              "sqrt": 1, "floor": 1, "ceil": 1, "trunc": 1, "rint": 1, "fmod": 2, "pow": 2}
+for _f, _nargs in LIBM_FUNCS.items():
     _ext(_f, F64, *([F64] * _nargs))
     _ext(_f + "f", F32, *([F32] * _nargs))
 _ext("sincos", VOID, F64, PTR, PTR)
@@ -213,7 +216,6 @@ def declare_global(module, name, typ=I8):
 #: {(libm function, dtype): (vector function name, lanes)} for what libmvec provides on
 #: this machine (empty without libmvec or without AVX2).
 MVEC = {}
-_MVEC_FUNCS = ("exp", "log", "sin", "cos", "tan", "tanh", "atan")
 
 
 def _find_libmvec():
@@ -299,7 +301,7 @@ class Engine:
                                f"{'neither' if libc is None and libm is None else 'only one'}")
         for name in ("malloc", "calloc", "aligned_alloc", "free", "memcpy", "memset"):
             self.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
-        for name in _MVEC_FUNCS + ("sqrt", "floor", "fmod", "pow", "sincos"):
+        for name in (*LIBM_FUNCS, "sincos"):
             for n in (name, name + "f"):
                 self.add_symbol(n, ctypes.cast(getattr(libm, n), ctypes.c_void_p).value)
         api = ctypes.pythonapi
@@ -365,8 +367,9 @@ class Engine:
         if lib is None:
             return
         llvm.load_library_permanently(path)
-        for f in _MVEC_FUNCS:
-            for dtype, sym in (("float64", f"_ZGVdN4v_{f}"), ("float32", f"_ZGVdN8v_{f}f")):
+        for f, nargs in LIBM_FUNCS.items():
+            v = "v" * nargs  # the vector ABI's name: one v per vector argument
+            for dtype, sym in (("float64", f"_ZGVdN4{v}_{f}"), ("float32", f"_ZGVdN8{v}_{f}f")):
                 try:
                     addr = ctypes.cast(getattr(lib, sym), ctypes.c_void_p).value
                 except AttributeError:
