@@ -155,7 +155,7 @@ def test_loop_that_never_ends():
 
 def test_reduction_axis_out_of_bounds():
     err = error_of(sum_bad_axis, np.ones((3, 4)), error=MyiaShapeError)
-    # np.sum is written in the subset (myia.operations): the error points there,
+    # np.sum is written in the subset (myia.lib): the error points there,
     # and says which axis and rank
     assert "axis 2 is out of bounds for an array of rank 2" in str(err)
 

@@ -46,7 +46,8 @@ def infer(prim, *args):
 
 
 def test_every_primitive_has_a_rule():
-    missing = [name for name, p in all_primitives().items() if p not in RULES]
+    missing = [name for name, p in all_primitives().items()
+               if p not in RULES and "compile_time" not in p.rules]
     assert not missing, f"primitives without an inference rule: {missing}"
 
 

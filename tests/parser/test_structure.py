@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from myia import operations
+from myia.lib import np_create, np_reduce, np_shape
 from myia.ir import Apply, Constant, Graph, Parameter, manage
 from myia.parser import EFFECTS, parse, parse_source
 from myia.prim import ops as P
@@ -179,11 +179,11 @@ def numpy_keywords(x):
 
 def test_keywords_of_numpy_functions():
     g = parse(numpy_keywords)
-    np_sum = parse(operations.np_sum)
+    np_sum = parse(np_reduce.np_sum)
     (call,) = [n for n in applies(g) if n.inputs[0].value is np_sum]
     assert [getattr(a, "value", a) for a in call.inputs[1:]] == [g.parameters[0], 0, False]
     assert np_sum.flags.get("core")
-    zeros = parse(operations.np_zeros)
+    zeros = parse(np_create.np_zeros)
     (call,) = [n for n in applies(g) if n.inputs[0].value is zeros]
     assert call.inputs[2].value == "float32"
 
@@ -204,14 +204,14 @@ def test_array_methods_and_attributes():
     x = g.parameters[0]
     by_name = {n.name: n for n in applies(g) if n.name}
     a = by_name["a"]
-    assert a.inputs[0].value is parse(operations.np_sum)
+    assert a.inputs[0].value is parse(np_reduce.np_sum)
     assert a.inputs[1] is x and [c.value for c in a.inputs[2:]] == [1, False]
     b = by_name["b"]
-    assert b.inputs[0].value is parse(operations.np_reshape)
+    assert b.inputs[0].value is parse(np_shape.np_reshape)
     assert prim_of(b.inputs[2]) is P.make_tuple
     assert [c.value for c in b.inputs[2].inputs[1:]] == [2, 3]
     d = by_name["d"]
-    assert d.inputs[0].value is parse(operations.np_transpose) and d.inputs[2].value is None
+    assert d.inputs[0].value is parse(np_shape.np_transpose) and d.inputs[2].value is None
     assert prim_of(by_name["e"]) is P.shape
     assert prim_of(by_name["f"]) is P.dot
     assert prim_of(by_name["t"].inputs[2]) is P.make_tuple

@@ -71,6 +71,8 @@ def rule(*prims, fold=False):
 
 def infer_primitive(prim, args):
     """The abstract result of `prim` applied to `args` (constant-folded when it can)."""
+    if "compile_time" in prim.rules:
+        return _compile_time(prim, args)
     if prim in FOLDABLE:
         values = [constant_value(a) for a in args]
         if all(v is not NOT_CONSTANT for v in values):
@@ -89,6 +91,19 @@ def infer_primitive(prim, args):
             f"primitive {prim.name!r} has no inference rule; add one in myia/infer/rules.py"
         ) from None
     return r(*args)
+
+
+def _compile_time(prim, args):
+    """A `@compile_time` helper: its value, computed now from constant arguments."""
+    values = [constant_value(a) for a in args]
+    unknown = [i for i, v in enumerate(values) if v is NOT_CONSTANT]
+    if unknown:
+        what = ", ".join(str(args[i]) for i in unknown)
+        raise MyiaTypeError(
+            f"{prim.name.split('.')[-1]} needs values known at compile time, got {what}",
+            hint="shapes, axes, counts and dtypes must be constants or come from shapes "
+                 "(x.shape, len(t)), not from values computed at run time")
+    return abstract_of(prim.impl(*values))
 
 
 # ---- helpers ------------------------------------------------------------------------

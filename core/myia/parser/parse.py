@@ -32,7 +32,7 @@ import types
 import weakref
 from collections import ChainMap, Counter
 
-from .. import operations
+from .. import lib
 from ..errors import Location, MyiaNameError, MyiaSyntaxError, MyiaTypeError, MyiaValueError
 from ..ir import Apply, Constant, Graph, Parameter
 from ..prim import Primitive
@@ -132,7 +132,7 @@ def parse(fn):
     name = fn.__name__
     graph = make_signature(node, name, source, lambda e: _global_static(resolver, source, e))
     if (getattr(fn, "__module__", None) or "").startswith("myia."):
-        graph.flags["core"] = True  # the library's own subset code (myia.operations)
+        graph.flags["core"] = True  # the library's own subset code (myia.lib)
     outermost = not _parsing
     _cache[fn] = graph
     _parsing.append(fn)
@@ -246,7 +246,7 @@ def constant_value(expr, source, static_object, param):
 
 def _dtype_name(value):
     try:
-        return operations.DTYPE_NAMES.get(value)
+        return lib.DTYPE_NAMES.get(value)
     except TypeError:
         return None
 
@@ -792,10 +792,10 @@ class Parser:
                                          as_callee)
         base = self.expr(node.value)
         attr = node.attr
-        if attr in operations.ARRAY_ATTRIBUTES:
-            fn = self._operation(operations.ARRAY_ATTRIBUTES[attr], loc, f".{attr}")
+        if attr in lib.ARRAY_ATTRIBUTES:
+            fn = self._operation(lib.ARRAY_ATTRIBUTES[attr], loc, f".{attr}")
             return self.call(fn, [base], [], loc, f".{attr}")
-        if attr in operations.ARRAY_METHODS:
+        if attr in lib.ARRAY_METHODS:
             raise MyiaSyntaxError(
                 f"method `.{attr}` must be called: `{ast.unparse(node)}(...)`", loc,
                 hint=f"to pass it as a function, use `lambda a: a.{attr}()`",
@@ -951,12 +951,12 @@ class Parser:
         return self.call(fn, args, keywords, loc, text)
 
     def _method_call(self, node, func, keywords, loc, text):
-        """`x.sum(axis=0)`: operations.ARRAY_METHODS["sum"](x, axis=0)."""
+        """`x.sum(axis=0)`: lib.ARRAY_METHODS["sum"](x, axis=0)."""
         attr = func.attr
-        if attr not in operations.ARRAY_METHODS:
+        if attr not in lib.ARRAY_METHODS:
             raise _unknown_attribute(func, self.loc(func))
         base = self.expr(func.value)
-        fn = self._operation(operations.ARRAY_METHODS[attr], loc, text)
+        fn = self._operation(lib.ARRAY_METHODS[attr], loc, text)
         args = [self.expr(a) for a in node.args]
         if attr in ("reshape", "transpose") and len(args) > 1:
             args = [self.apply(P.make_tuple, *args, loc=loc)]  # x.reshape(2, 3)
@@ -1026,7 +1026,7 @@ def _span(first, last):
 
 
 def _unknown_attribute(node, loc):
-    known = sorted(set(operations.ARRAY_ATTRIBUTES) | set(operations.ARRAY_METHODS))
+    known = sorted(set(lib.ARRAY_ATTRIBUTES) | set(lib.ARRAY_METHODS))
     return MyiaSyntaxError(
         f"attribute `.{node.attr}` is not supported (in `{ast.unparse(node)}`)", loc,
         hint="the supported attributes of arrays are " + ", ".join(f".{k}" for k in known),

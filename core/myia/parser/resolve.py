@@ -7,7 +7,7 @@ builtins.  `Resolver.to_node` then turns the Python value into a node, in this o
     SPECIAL_VALUES             the myia API functions (`myia.grad`...), registered by them
     Primitive                  Constant(prim)
     x with __myia_graph__      Constant(x.__myia_graph__()): `df = myia.grad(f)`, then `df(x)`
-    operations.lookup(value)   a primitive, or a function written in the subset (parsed)
+    lib.lookup(value)   a primitive, or a function written in the subset (parsed)
     numpy dtype / float / int  Constant("float32")... when used as a value (`dtype=`)
     module                     a namespace: only attribute access resolves it
     Python function            Constant(parse(fn))
@@ -22,7 +22,7 @@ import types
 
 import numpy as np
 
-from .. import operations
+from .. import lib
 from ..errors import MyiaNameError, MyiaSourceError, MyiaSyntaxError, MyiaTypeError
 from ..ir import Constant, Graph
 from ..prim import Primitive
@@ -44,7 +44,7 @@ _UNSET = object()
 
 SUPPORTED_HINT = (
     "the Python and NumPy functions Myia supports are listed in "
-    "myia.operations.PYTHON_TO_MYIA; functions you write in the subset work too"
+    "myia.lib.PYTHON_TO_MYIA; functions you write in the subset work too"
 )
 
 
@@ -96,9 +96,9 @@ class Resolver:
         as_graph = getattr(value, "__myia_graph__", None)
         if as_graph is not None and not isinstance(value, type):
             return Constant(as_graph(), loc)  # myia.grad(f)... bound to a global name
-        if not as_callee and _get(operations.DTYPE_NAMES, value) is not None:
-            return Constant(operations.DTYPE_NAMES[value], loc)
-        mapped = operations.lookup(value)
+        if not as_callee and _get(lib.DTYPE_NAMES, value) is not None:
+            return Constant(lib.DTYPE_NAMES[value], loc)
+        mapped = lib.lookup(value)
         if mapped is not None:
             if isinstance(mapped, Primitive):
                 return Constant(mapped, loc)
@@ -180,7 +180,7 @@ _LIBRARY_DIRS = tuple(
 def _is_library_function(fn):
     """A Python function of NumPy, the standard library or an installed package: we do
     not try to compile their source (it is outside the subset); only the functions
-    mapped in `myia.operations` stand for them."""
+    mapped in `myia.lib` stand for them."""
     module = (getattr(fn, "__module__", None) or "").split(".")[0]
     if module == "myia":
         return False

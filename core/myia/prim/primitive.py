@@ -107,6 +107,20 @@ PIECEWISE_LINEAR = ("piecewise linear", None)
 infer = _register("infer")
 
 
+def compile_time(fn):
+    """`@compile_time def helper(...)`: a Python function of values known at compile
+    time (shapes, axes, counts, dtype names), callable from subset code as a primitive.
+    Inference computes it when all its arguments are constants (the result is a
+    constant, so no backend ever runs it) and refuses it, with the location of the
+    call, when one is known only at run time.  Not differentiable."""
+    module = fn.__module__.rsplit(".", 1)[-1]
+    doc = (fn.__doc__ or "").strip().splitlines()
+    p = Primitive(f"{module}.{fn.__name__.lstrip('_')}", fn, doc[0] if doc else "",
+                  nondiff=True)
+    p.rules["compile_time"] = True
+    return p
+
+
 def lowering(backend, prim):
     """`@lowering("llvm", p)`: register `p`'s lowering for a backend."""
     return _register(backend)(prim)

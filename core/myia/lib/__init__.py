@@ -1,0 +1,49 @@
+"""The Python, `math` and NumPy that the subset understands.
+
+`PYTHON_TO_MYIA` maps a Python object that user code may name (a builtin, `np.sum`,
+`math.sin`...) to what the compiler uses in its place: a primitive, or a function
+written here in the subset itself (parsed like user code, so keyword arguments,
+defaults and derivatives come for free: a function written over primitives needs no
+rule of its own).  One module per family, each with its table `NAMES`:
+
+    builtins     Python's builtins and the `math` module
+    np_math      elementwise functions (ufuncs): square, clip, logaddexp, sinc...
+    np_reduce    reductions: sum, mean, prod, std, var, max, cumsum, diff...
+    np_shape     shapes and rearrangements: reshape, transpose, concatenate, flip...
+    np_linalg    products: dot, matmul, inner, outer, tensordot, einsum, kron, cross
+    np_create    creation: zeros, ones, full, eye, arange, linspace, array...
+    methods      methods and attributes of arrays: `x.sum()`, `x.T`, `x.shape`...
+
+Values the library computes at compile time (a permutation of axes, the shape of a
+split) are written as ordinary Python marked `@compile_time`: called from subset code
+with arguments known at compile time (shapes, axes, constants), they fold to a
+constant; with a value known only at run time, they are a located error.
+"""
+
+from . import builtins, methods, np_create, np_linalg, np_math, np_reduce, np_shape
+
+
+def _merge(*tables):
+    out = {}
+    for table in tables:
+        for obj, target in table.items():
+            if obj in out and out[obj] is not target:
+                raise ValueError(f"{obj!r} is mapped twice in myia.lib")
+            out[obj] = target
+    return out
+
+
+PYTHON_TO_MYIA = _merge(builtins.NAMES, np_math.NAMES, np_reduce.NAMES, np_shape.NAMES,
+                        np_linalg.NAMES, np_create.NAMES)
+
+DTYPE_NAMES = np_create.DTYPE_NAMES
+ARRAY_ATTRIBUTES = methods.ATTRIBUTES
+ARRAY_METHODS = methods.METHODS
+
+
+def lookup(obj):
+    """What the compiler uses for the Python object `obj`, or None."""
+    try:
+        return PYTHON_TO_MYIA.get(obj)
+    except TypeError:  # unhashable
+        return None
