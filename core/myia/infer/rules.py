@@ -1021,3 +1021,6 @@ def infer_Jinv(x):
 
 __all__ = ["EFFECTS", "FOLDABLE", "RULES", "broadcast_shapes", "fmt_shape",
            "infer_primitive", "zeros_abstract", "ANY"]
+
+# the rules of the primitives of other modules (they register themselves)
+from . import rules_linalg, rules_reduce, rules_shape  # noqa: E402,F401

@@ -337,6 +337,12 @@ class Specializer:
             if isinstance(opt, PrimitiveFunction):
                 if opt.prim is P.J:
                     return self.build_J(ctx, node, a, target, args)
+                if "compile_time" in opt.prim.rules:
+                    # its arguments are constants (inference checked): an array it
+                    # makes is a constant too (numbers and tuples were folded already)
+                    c = Constant(opt.prim.impl(*[x.value for x in args]), node.loc)
+                    c.abstract = a
+                    return c
                 return self.new_apply(ctx, [Constant(opt.prim, fn.loc)] + args, node, a)
             if isinstance(opt, TransformFunction) and isinstance(target, Context):
                 g = target.graph

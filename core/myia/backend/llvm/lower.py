@@ -1091,4 +1091,4 @@ class FnLowering(Emitter):
 
 
 # the rules
-from . import ops_array, ops_scalar, ops_struct  # noqa: E402,F401
+from . import ops_array, ops_linalg, ops_reduce, ops_scalar, ops_shape, ops_struct  # noqa: E402,F401

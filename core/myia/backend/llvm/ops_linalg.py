@@ -1,0 +1,3 @@
+"""LLVM lowering of the linalg primitives of issue 18 (see ops_array.py for the conventions)."""
+
+from .lower import rule  # noqa: F401

@@ -1,0 +1,1 @@
+"""Cumulative and product reductions: reduce_prod, cumsum, cumprod (issue 18)."""

@@ -1,0 +1,1 @@
+"""Rearranging arrays: concatenation, flips, rolls, diagonals, sorting (issue 18)."""
