@@ -46,6 +46,11 @@ def header(fn):
     if h is not None:
         return h()
     g = to_graph(fn)
+    if g.flags.get("varargs"):
+        raise MyiaError(
+            f"`{g.name}` takes `*{g.param_names[-1]}`: only subset code can call it (by its "
+            f"name, so that the extra arguments are known at compile time)",
+            hint=f"compile a function with fixed parameters that calls `{g.name}`")
     return g.name, g.param_names, g.defaults
 
 

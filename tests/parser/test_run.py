@@ -256,3 +256,25 @@ def test_program_runs_like_python(fn, args, backend):
 def test_asserts_are_kept_alive(fn, args, message, backend):
     with pytest.raises(MyiaAssertionError, match=message):
         myia.compile(fn, backend=backend)(*args)
+
+
+def total_of(first, *rest):
+    acc = first
+    for r in rest:
+        acc = acc + r
+    return acc
+
+
+def uses_varargs(x):
+    return total_of(x) + total_of(x, 1.0, 2.0) + total_of(first=x)
+
+
+def test_star_args_collect_the_extra_positional_arguments():
+    import myia
+    from myia.errors import MyiaError
+
+    for backend in ("vm", "llvm"):
+        assert myia.compile(uses_varargs, backend=backend)(1.5) == 7.5
+    assert myia.grad(uses_varargs)(1.5) == 3.0
+    with pytest.raises(MyiaError, match="only subset code can call it"):
+        myia.compile(total_of)(1.0, 2.0)

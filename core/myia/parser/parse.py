@@ -197,7 +197,6 @@ def make_signature(node, name, source, static_object):
     args = node.args
     refused = [
         (args.posonlyargs, "positional-only parameters (`/`) are"),
-        (args.vararg, "`*args` parameters are"),
         (args.kwonlyargs, "keyword-only parameters are"),
         (args.kwarg, "`**kwargs` parameters are"),
     ]
@@ -211,6 +210,11 @@ def make_signature(node, name, source, static_object):
     graph = Graph(name, source.loc(node))
     for a in args.args:
         graph.add_parameter(a.arg, source.loc(a))
+    if args.vararg:
+        # `*rest`: the last parameter, a tuple of the extra positional arguments,
+        # packed at each call (a call by the function's name, known at compile time)
+        graph.add_parameter(args.vararg.arg, source.loc(args.vararg))
+        graph.flags["varargs"] = True
     if args.defaults:
         for a, default in zip(args.args[-len(args.defaults):], args.defaults):
             graph.defaults[a.arg] = constant_value(default, source, static_object, a.arg)
@@ -989,6 +993,15 @@ class Parser:
 
     def _bind(self, graph, args, keywords, loc, text):
         names = graph.param_names
+        flags = getattr(graph, "flags", {})
+        if flags.get("varargs"):
+            names = names[:-1]
+            rest = self.apply(P.make_tuple, *args[len(names):], loc=loc)
+            return self._bind_named(graph, names, args[:len(names)], keywords, loc, text) \
+                + [rest]
+        return self._bind_named(graph, names, args, keywords, loc, text)
+
+    def _bind_named(self, graph, names, args, keywords, loc, text):
         if len(args) > len(names):
             raise MyiaTypeError(
                 f"`{text}()` takes {len(names)} argument{'s' if len(names) != 1 else ''} "
