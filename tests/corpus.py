@@ -21,12 +21,14 @@ Tags (``Case.tags``):
   ``early_return``, ``nested_loop``, ``augassign``, ``unpack``, ``tuple``, ``assert``,
   ``default_args``, ``kwargs``, ``nested_def``, ``lambda``, ``closure``,
   ``higher_order``, ``recursion``, ``mutual_recursion``, ``math``, ``broadcast``,
-  ``matmul``, ``reduction``, ``indexing``, ``reshape``, ``constructor``, ``model``.
+  ``matmul``, ``reduction``, ``indexing``, ``reshape``, ``constructor``, ``model``,
+  ``container`` (lists, dicts, comprehensions, zip/enumerate/sum; some return a list or
+  a dict, which every backend gives back as one).
 
 The programs follow the subset: no classes, try, with, global, generators,
-comprehensions, lists or dicts, f-strings, print, *args/**kwargs, or attribute access
-other than ``np.``/``math.`` functions and the array's ``.T``, ``.shape``,
-``.reshape(...)`` and ``.sum(...)``.  Everything above the marker line
+f-strings, print, *args/**kwargs, list or dict mutation, or attribute access other
+than ``np.``/``math.`` functions, the array's ``.T``, ``.shape``, ``.reshape(...)`` and
+``.sum(...)``, and a dict's ``.keys()``, ``.values()`` and ``.items()``.  Everything above the marker line
 ``# ---- programs`` is test machinery, not subset code.
 """
 
@@ -57,7 +59,9 @@ CASES = []
 def _has_array(x):
     if isinstance(x, np.ndarray):
         return True
-    if isinstance(x, tuple):
+    if isinstance(x, dict):
+        x = tuple(x.values())
+    if isinstance(x, (tuple, list)):
         for y in x:
             if _has_array(y):
                 return True
@@ -1241,6 +1245,94 @@ def gradient_descent_unrolled(w, X, y, lr):
         r = X @ w - y
         w = w - lr * (X.T @ r) / X.shape[0]
     return np.sum((X @ w - y) ** 2)
+
+
+# ---------------------------------------------------------------- containers
+
+
+@case(1.3, tags=("container", "indexing", D))
+def list_literal_and_index(x):
+    xs = [x, 2.0 * x, x * x]
+    return xs[1] * xs[-1] + len(xs) + xs[0]
+
+
+@case(0.7, tags=("container", "loop", "for", D))
+def list_comprehension_sum(x):
+    return sum([np.sin(x) * k for k in range(4)]) + sum(x * x for _ in range(2))
+
+
+@case(1.5, tags=("container", "loop", "for", "branch"))
+def list_comprehension_filter(x):
+    return [x * i for i in range(6) if i % 2 == 0]
+
+
+@case(0.9, tags=("container", "loop", "for", D))
+def dict_literal_and_loops(x):
+    p = {"w": x, "b": 2.0, "c": x * x}
+    s = p["w"] * p["b"]
+    for k in p:
+        s = s + p[k]
+    for k, v in p.items():
+        s = s + v * len(k)
+    return s + sum(p.values())
+
+
+@case(_rand(74, (5, 3)), tags=("container", "loop", "for", "reduction", D))
+def for_rows_of_an_array(X):
+    s = 0.0
+    for row in X:
+        s = s + np.sum(np.tanh(row)) ** 2
+    return s
+
+
+@case(_rand(75, (3,)), _rand(76, (4, 3)), _rand(77, (4,)),
+      tags=("container", "loop", "for", "model", D))
+def zip_and_enumerate(w, X, y):
+    s = 0.0
+    for xi, yi in zip(X, y):
+        s = s + (np.dot(w, xi) - yi) ** 2
+    for i, wi in enumerate([w, 2.0 * w]):
+        s = s + (i + 1) * np.sum(wi * wi)
+    return s
+
+
+@case(_rand(78, (4, 3)), _rand(79, (3, 5)) * 0.5, _rand(80, (5, 2)) * 0.5,
+      tags=("container", "loop", "for", "matmul", "model", D))
+def list_of_layers(X, W1, W2):
+    layers = [W1, W2]
+    h = X
+    for W in layers:
+        h = np.tanh(h @ W)
+    return np.sum(h * h)
+
+
+@case(1.25, tags=("container", "loop", "for"))
+def nested_comprehensions(x):
+    return [[x * i + j for j in range(2)] for i in range(3)]
+
+
+@case(0.5, tags=("container", "loop", "for"))
+def dict_comprehension_result(x):
+    d = {k: x * (i + 1) for i, k in enumerate(["a", "b", "c"])}
+    return {"scaled": d, "keys": list(d.keys()), "pairs": [(k, v) for k, v in d.items()]}
+
+
+# (the gradients of `+` and `*` of lists: tests/test_containers.py; the reference of the
+# corpus' gradients, J of the untyped program, does not know lists)
+@case(0.8, tags=("container", "arith"))
+def list_concat_and_repeat(x):
+    xs = [x] * 3 + [2.0] + list((x, x))
+    ys = xs[1:4] + xs[::2]
+    return sum(ys) * len(ys) + max(xs) - min(ys)
+
+
+@case(1.1, tags=("container", "augassign", "loop", "for"))
+def list_built_in_a_loop(x):
+    xs = []
+    for i in range(4):
+        xs = xs + [x ** i]
+    xs += [x]
+    return sum(xs) + ("k" in {"k": 1}) + (x in xs)
 
 
 # ---------------------------------------------------------------- utilities

@@ -186,10 +186,12 @@ class GradFunction(_Transformed):
 
             inner, _ = optimized_for(self.fn, signature, finish=False)
             reason = not_J_readable(inner)
-            if reason is None and not isinstance(self.fn, GradFunction):
+            if reason is None and not isinstance(self.fn, GradFunction) \
+                    and not inner.flags.get("container_arith"):
                 # a first derivative of a program that keeps a loop or a recursion:
                 # inference peels a loop's first iteration by value, and J of the
-                # parsed program is smaller
+                # parsed program is smaller (unless it concatenates or repeats lists,
+                # which only the typed program spells as the tuples they make)
                 reason = _kept_loop(inner)
             if reason is None:
                 with progress.stage("differentiating", self.__myia_header__()[0]):
@@ -263,17 +265,20 @@ def value_and_grad(fn, argnums=0):
 
 
 class _VJPFunction:
-    """The `vjp_fn` that `myia.vjp` returns: cotangent in, one gradient per primal out."""
+    """The `vjp_fn` that `myia.vjp` returns: cotangent in, one gradient per primal out
+    (a list or a dict for a primal that is one)."""
 
-    def __init__(self, pipeline, bprop, n):
+    def __init__(self, pipeline, bprop, primals):
         self.pipeline = pipeline
         self.bprop = bprop
-        self.n = n
+        self.primals = primals
 
     @user_facing
     def __call__(self, cotangent):
-        d = self.pipeline.vm.call(self.bprop, [cotangent])
-        return tuple(d[1:1 + self.n])
+        from .arguments import internal_value, structured_like
+
+        d = self.pipeline.vm.call(self.bprop, [internal_value(cotangent)])
+        return tuple(structured_like(g, p) for g, p in zip(d[1:], self.primals))
 
 
 class _VJPApplyFunction(_Transformed):
@@ -314,7 +319,7 @@ def vjp(fn, *primals):
         out = compile(fn, compiled.backend).pipeline.run(fn, primals, {})
         return out, _NativeVJPFunction(fn, primals, compiled.backend)
     out, bprop = compiled.pipeline.run(t, primals, {})
-    return out, _VJPFunction(compiled.pipeline, bprop, len(primals))
+    return out, _VJPFunction(compiled.pipeline, bprop, primals)
 
 
 def _register_in_subset():
@@ -355,16 +360,27 @@ def _check_tangents(primals, tangents):
 
 def _structure_mismatch(x, t, path=""):
     """A description of how `t` differs in structure or shape from `x`, or None."""
-    if isinstance(x, tuple):
-        if not isinstance(t, tuple) or len(t) != len(x):
-            return f"{path or 'the value'} is a tuple of {len(x)}, its tangent is {t!r}"
+    if isinstance(x, dict):
+        if not isinstance(t, dict) or list(t) != list(x):
+            return (f"{path or 'the value'} is a dict with keys {list(x)}, its tangent is "
+                    f"{t!r}")
+        for k in x:
+            problem = _structure_mismatch(x[k], t[k], f"{path}[{k!r}]")
+            if problem:
+                return problem
+        return None
+    if isinstance(x, (tuple, list)):
+        what = "tuple" if isinstance(x, tuple) else "list"
+        if type(t) is not type(x) and not (isinstance(x, tuple) and isinstance(t, tuple)) \
+                or len(t) != len(x):
+            return f"{path or 'the value'} is a {what} of {len(x)}, its tangent is {t!r}"
         for i, (a, b) in enumerate(zip(x, t)):
             problem = _structure_mismatch(a, b, f"{path}[{i}]")
             if problem:
                 return problem
         return None
-    if isinstance(t, tuple):
-        return f"{path or 'the value'} is not a tuple, its tangent is"
+    if isinstance(t, (tuple, list, dict)):
+        return f"{path or 'the value'} is not a container, its tangent is {t!r}"
     if np.shape(x) != np.shape(t):
         return f"{path or 'the value'} has shape {np.shape(x)}, its tangent {np.shape(t)}"
     return None
@@ -405,7 +421,7 @@ class HessianFunction:
         if compiled is None:
             compiled = self._compiled[backend] = compile(self.jvp, backend)
         x = args[self.argnums]
-        zeros = [P_zeros_like(a) for a in args]
+        zeros = [_zeros_like_value(a) for a in args]
         x_arr = np.asarray(x, dtype=float)
         columns = []
         for i in range(max(x_arr.size, 1)):
@@ -505,6 +521,18 @@ def P_zeros_like(x):
     from .prim import ops as P
 
     return P.zeros_like.impl(x)
+
+
+def _zeros_like_value(x):
+    """The zero tangent of a Python argument (a list or a dict of the same keys for a
+    list or a dict)."""
+    if isinstance(x, list):
+        return [_zeros_like_value(e) for e in x]
+    if isinstance(x, dict):
+        return {k: _zeros_like_value(v) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return tuple(_zeros_like_value(e) for e in x)
+    return P_zeros_like(x)
 
 
 def hessian(fn, argnums=0):

@@ -1,4 +1,5 @@
-"""What crosses from Python into a compiled program: arguments, converted at the entry.
+"""What crosses between Python and a compiled program: arguments, converted at the
+entry, and the lists and dicts of results.
 
 Every backend takes the same values, and runs none of the caller's Python code: a
 subclass of float or int is read as the number it holds (its methods would otherwise
@@ -11,7 +12,15 @@ dtype the compiler knows.  Anything else is refused here, with what to pass inst
     numpy.float32                     -> numpy.float32
     numpy.ndarray (subclasses)        -> numpy.ndarray of bool, int64, float32, float64
     tuple (namedtuples)               -> tuple of converted values
+    list                              -> list of converted values
+    dict (str, int, bool, None keys)  -> dict of converted values, keys in their order
     None, functions, CuPy arrays      -> themselves
+
+Inside a program a list and a dict are tuples (a dict's values, in the order of its
+keys; see myia.infer.abstract, "Containers"): a backend that runs Python values (the
+VM) takes `internal_values(args)` and gives back `exit_value(result, abstract)`, which
+makes the lists and dicts the program's result type says.  The LLVM backend does the
+same in native code (myia.backend.llvm.wrapper).
 """
 
 import numpy as np
@@ -52,15 +61,77 @@ def entry_value(x):
         return np.asarray(x)  # a subclass (np.matrix...) as a plain array
     if isinstance(x, tuple):
         return tuple(entry_value(e) for e in x)
-    if x is None or callable(x) or type(x).__module__.split(".")[0] == "cupy":
-        return x
     if isinstance(x, list):
-        raise MyiaTypeError("a list argument: compiled programs take tuples and arrays",
-                            hint="pass tuple(x), or np.array(x)")
+        return [entry_value(e) for e in x]
+    if isinstance(x, dict):
+        return {_key(k): entry_value(v) for k, v in x.items()}
+    if x is None or t is str or callable(x) or type(x).__module__.split(".")[0] == "cupy":
+        return x  # (None and strings are static: the program is specialized for them)
     raise MyiaTypeError(
         f"an argument of type {t.__name__}: compiled programs take numbers, NumPy arrays, "
-        f"tuples of them and functions",
+        f"tuples, lists and dicts of them, strings, None and functions",
         hint="convert it to one of those before the call")
+
+
+def _key(k):
+    """A dict key as the program sees it (a constant: str, int, bool or None)."""
+    t = type(k)
+    if t is str or t is int or t is bool or k is None:
+        return k
+    if isinstance(k, str):
+        return str(k)
+    if isinstance(k, (bool, np.bool_)):
+        return bool(k)
+    if isinstance(k, (int, np.integer)):
+        return int(k)
+    raise MyiaTypeError(
+        f"a dict key of type {t.__name__} ({k!r}): the keys of a dict argument must be "
+        f"strings, ints, bools or None",
+        hint="use string keys, e.g. {'w': w, 'b': b}")
+
+
+def internal_values(args):
+    """The arguments as a program holds them: lists and dicts as tuples (a dict as a
+    DictValue, which names its keys for the VM's untyped programs)."""
+    return [internal_value(a) for a in args]
+
+
+def internal_value(x):
+    t = type(x)
+    if t is list or t is tuple:
+        return tuple(internal_value(e) for e in x)
+    if t is dict:
+        from .prim.containers import DictValue
+
+        return DictValue([internal_value(e) for e in x.values()], x.keys())
+    return x
+
+
+def structured_like(x, model):
+    """The value `x` (tuples, from a program) with the lists and dicts of the Python
+    value `model` (a sensitivity has the structure of its primal)."""
+    if not isinstance(x, tuple) or len(x) != len(model if isinstance(model, (tuple, list,
+                                                                             dict)) else ()):
+        return x
+    if isinstance(model, dict):
+        return {k: structured_like(e, m) for (k, m), e in zip(model.items(), x)}
+    items = [structured_like(e, m) for e, m in zip(x, model)]
+    return items if isinstance(model, list) else tuple(items)
+
+
+def exit_value(x, a):
+    """The result `x` of a program whose result type is `a` (an abstract), with the
+    lists and dicts that `a` says (tuples inside the program)."""
+    from .infer.abstract import ATuple
+
+    if a.__class__ is not ATuple or not isinstance(x, tuple) or len(x) != len(a.elements):
+        return x
+    items = [exit_value(e, ea) for e, ea in zip(x, a.elements)]
+    if a.is_list:
+        return items
+    if a.is_dict:
+        return dict(zip(a.keys, items))
+    return tuple(items)
 
 
 def _nearest(dtype):

@@ -172,13 +172,14 @@ class Pipeline:
         if kwargs:
             raise MyiaError("keyword arguments are not supported when calling a compiled function",
                             hint="pass the arguments by position")
-        from .arguments import entry_values
+        from .arguments import entry_values, exit_value, internal_values
 
         args = entry_values(args)
         if self.cupy is not None:  # arguments may be CuPy arrays; see myia.backend.cupy
             return self.cupy(to_graph(fn), args)
         graph = self.specialize(fn, args)  # type errors appear before anything runs
-        return self.vm.call(Closure(graph, None), list(args))
+        result = self.vm.call(Closure(graph, None), internal_values(args))
+        return exit_value(result, graph.flags.get("result"))  # (lists and dicts)
 
 
 def specialized_for(fn, signature):

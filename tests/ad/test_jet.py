@@ -10,6 +10,7 @@ import pytest
 
 import myia
 from myia.errors import MyiaGradError
+from myia.prim import ops as P
 
 BACKENDS = ["vm", "llvm"]
 
@@ -251,3 +252,46 @@ def test_the_c_math_library_functions_against_autograd(backend, fn, afn, x):
     """Each Taylor rule of myia.prim.mathfn, to order 5."""
     np.testing.assert_allclose(jet_on(backend, fn, 5, x), autograd_derivatives(afn, x, 5),
                                rtol=1e-8, atol=1e-10)
+
+
+# ---- products and scans (myia.prim.cumulative): the reference multiplies one by one ----------
+
+SCAN_A = np.array([[2.0, -1.0, 0.5], [1.5, 3.0, -2.0]])
+SCAN_B = np.array([[-1.0, 0.3, 0.2], [0.4, -1.5, 1.0]])  # at x = 0.5, the factor [0, 0] is 0
+SCAN_W = np.array([[0.7, -1.2, 0.4], [1.1, 0.3, -0.8]])
+
+
+def scans(x):
+    y = x * SCAN_A + SCAN_B
+    return (np.sum(np.prod(y, axis=1) * SCAN_W[:, 0]) + np.prod(y)
+            + np.sum(np.cumprod(y, axis=1) * SCAN_W) + np.sum(P.cumprod(y, 0, True) * SCAN_W)
+            + np.sum(np.cumsum(y * y, axis=0) * SCAN_W)
+            + np.sum(P.linear_recurrence(y, x * x * SCAN_B, 1, False) * SCAN_W))
+
+
+def a_scans(x):
+    y = [[x * SCAN_A[r, c] + SCAN_B[r, c] for c in range(3)] for r in range(2)]
+    total = 0.0
+    everything = 1.0
+    for r in range(2):
+        product, running = 1.0, 0.0
+        for c in range(3):
+            product = product * y[r][c]
+            everything = everything * y[r][c]
+            total = total + product * SCAN_W[r, c]
+            running = y[r][c] * running + x * x * SCAN_B[r, c]  # linear_recurrence
+            total = total + running * SCAN_W[r, c]
+        total = total + product * SCAN_W[r, 0]
+    for c in range(3):
+        total = total + y[1][c] * SCAN_W[1, c] + y[0][c] * y[1][c] * SCAN_W[0, c]  # backwards
+        total = total + y[0][c] ** 2 * SCAN_W[0, c] + (y[0][c] ** 2 + y[1][c] ** 2) * SCAN_W[1, c]
+    return total + everything
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("x", [0.5, -0.3])
+def test_products_and_scans_against_autograd(backend, x):
+    """The Taylor rules of reduce_prod, cumprod, cumsum and linear_recurrence, to order 5
+    (at x = 0.5 one factor is zero: the rules never divide)."""
+    np.testing.assert_allclose(jet_on(backend, scans, 5, x), autograd_derivatives(a_scans, x, 5),
+                               rtol=1e-9, atol=1e-9)

@@ -292,6 +292,46 @@ def min_axis1(x):
     return np.min(x, axis=1)
 
 
+def prod_all(x):
+    return np.prod(x)
+
+
+def prod_axis1_keep(x):
+    return np.prod(x, axis=1, keepdims=True)
+
+
+def prod_axes02(x):
+    return np.prod(x, axis=(0, 2))
+
+
+def cumsum_axis0(x):
+    return np.cumsum(x, axis=0)
+
+
+def cumsum_backwards(x):
+    return P.cumsum(x, -1, True)
+
+
+def cumprod_axis1(x):
+    return np.cumprod(x, axis=1)
+
+
+def cumprod_backwards(x):
+    return P.cumprod(x, 0, True)
+
+
+def recurrence(a, b):
+    return P.linear_recurrence(a, b, 1, False)
+
+
+def recurrence_backwards(a, b):
+    return P.linear_recurrence(a, b, 0, True)
+
+
+#: products with zeros among the factors (their derivatives are products of the others)
+WITH_ZEROS = np.array([[1.5, 0.0, -0.7, 1.2], [0.0, 2.0, 0.0, -1.1], [0.3, -0.9, 1.4, 0.8]])
+
+
 def dot(a, b):
     return np.dot(a, b)
 
@@ -427,6 +467,20 @@ def tuple_cons(h, t):
     return P.tuple_cons(h * h, t)
 
 
+def list_literal(x, y):
+    xs = [x * y, np.sin(x)]  # tuple_as((x * y, sin(x)), "list")
+    return xs[0] + xs[1] * y
+
+
+def dict_literal(x, y):
+    d = {"a": x * y, "b": y}
+    return d["a"] * d["b"]
+
+
+def structure_like(x, y):
+    return P.structure_like((x * y, y * y), [x, y])[0]
+
+
 def switch_values(x, y):
     return P.switch(x > y, x * y, y)
 
@@ -440,6 +494,48 @@ def switch_if(x, y):
 
 def switch_ifexp(x, y):
     return x * y if x < y else x - y
+
+
+def concatenate_axis1(x, y):
+    return P.concatenate((x, y), 1)
+
+
+def concatenate_three(x, y):
+    return P.concatenate((x, y * y, x), -2)
+
+
+def split_pair(x):
+    return P.split(x, (1,), 0)
+
+
+def split_three(x):
+    a, b, c = P.split(x, (1, 3), 1)
+    return a * c + b[:, :1]
+
+
+#: indices along axis 1 of a (2, 4) array: repeated, negative, broadcast on axis 0
+TAKE_INDEX = np.array([[0, 2, -1, 2, 1]])
+
+
+def take_along_axis(x):
+    return P.take_along_axis(x, TAKE_INDEX, 1)
+
+
+#: indices (2, 5) against which an array (1, 4) is broadcast
+TAKE_ROWS = np.array([[0, 2, -1, 2, 1], [3, 3, 0, -2, 1]])
+
+
+def take_along_axis_rows(x):
+    # x (1, 4) is broadcast against the indices: its sensitivity adds both rows
+    return P.take_along_axis(x, TAKE_ROWS, 1)
+
+
+def sort_axis0(x):
+    return np.sort(x, axis=0)
+
+
+def take_along_axis_grad(x, d):
+    return P.take_along_axis_grad(x, TAKE_INDEX, 1, d)
 
 
 #: (primitive, function, arguments)
@@ -538,11 +634,24 @@ CASES = [
     ("reduce_max", max_axis1, (rand(3, 4),)),
     ("reduce_max", max_axis0_keep, (rand(3, 4),)),
     ("reduce_max", min_axis1, (rand(3, 4),)),
+    ("reduce_prod", prod_all, (rand(3, 4),)),
+    ("reduce_prod", prod_all, (WITH_ZEROS,)),
+    ("reduce_prod", prod_axis1_keep, (WITH_ZEROS,)),
+    ("reduce_prod", prod_axes02, (rand(2, 3, 2),)),
+    ("cumsum", cumsum_axis0, (rand(3, 4),)),
+    ("cumsum", cumsum_backwards, (rand(3, 4),)),
+    ("cumprod", cumprod_axis1, (rand(3, 4),)),
+    ("cumprod", cumprod_axis1, (WITH_ZEROS,)),
+    ("cumprod", cumprod_backwards, (WITH_ZEROS,)),
+    ("linear_recurrence", recurrence, (rand(3, 4), rand(3, 4))),
+    ("linear_recurrence", recurrence_backwards, (WITH_ZEROS, rand(3, 4))),
     ("dot", dot, (rand(3, 4), rand(4, 2))),
     ("dot", dot, (rand(3, 4), rand(4))),
     ("dot", dot, (rand(4), rand(4, 2))),
     ("dot", dot, (rand(4), rand(4))),
     ("dot", matmul_op, (rand(2, 3), rand(3, 2))),
+    ("batch_matmul", matmul_op, (rand(2, 2, 3), rand(2, 3, 2))),
+    ("batch_matmul", matmul_op, (rand(2, 3), rand(2, 3, 2))),
     ("reshape", reshape_method, (rand(3, 4),)),
     ("reshape", reshape_np, (rand(3, 4),)),
     ("reshape", reshape_to_col, (rand(2, 2),)),
@@ -575,12 +684,23 @@ CASES = [
     ("tuple_setitem", tuple_setitem, ((0.7, -1.3, 0.2), 1.1)),
     ("tuple_tail", tuple_tail, ((0.7, -1.3, 0.2),)),
     ("tuple_cons", tuple_cons, (0.7, (-1.3, 0.2))),
+    ("tuple_as", list_literal, (0.7, -1.3)),
+    ("tuple_as", dict_literal, (rand(3), rand(3))),
+    ("structure_like", structure_like, (0.7, -1.3)),
     ("switch", switch_values, (1.5, -0.7)),
     ("switch", switch_values, (-1.5, -0.7)),
     ("switch", switch_if, (1.5, -0.7)),
     ("switch", switch_if, (-1.5, -0.7)),
     ("switch", switch_ifexp, (1.5, -0.7)),
     ("switch", switch_ifexp, (-1.5, -0.7)),
+    ("concatenate", concatenate_axis1, (rand(3, 2), rand(3, 4))),
+    ("concatenate", concatenate_three, (rand(2, 3), rand(1, 3))),
+    ("split", split_pair, (rand(3, 4),)),
+    ("split", split_three, (rand(2, 5),)),
+    ("take_along_axis", take_along_axis, (rand(2, 4),)),
+    ("take_along_axis", take_along_axis_rows, (rand(1, 4),)),
+    ("take_along_axis", sort_axis0, (rand(3, 4),)),
+    ("take_along_axis_grad", take_along_axis_grad, (rand(2, 4), rand(2, 5))),
 ]
 
 

@@ -3,6 +3,8 @@ whole corpus, and gradient programs), the "typed" stage, and the cache of
 `myia.compile` per argument types."""
 
 import myia
+import re
+
 import numpy as np
 import pytest
 from myia.backend.vm import VM, Closure
@@ -26,9 +28,13 @@ def all_nodes(graph):
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_corpus_runs_the_same_specialized(case):
+    from myia.arguments import exit_value, internal_values
+
     graph = specialize(to_graph(case.fn), signature_of(case.args))
     assert not manage(graph).free_variables(graph)  # a closed program
-    assert_same(run(graph, case.args), case.run())
+    # (a list or a dict is a tuple inside the program; its type says what it is)
+    got = run(graph, internal_values(case.args))
+    assert_same(exit_value(got, graph.flags["result"]), case.run())
     # every node of the typed program has a type
     for g, n in all_nodes(graph):
         assert n.abstract is not None, (g.name, n)
@@ -107,7 +113,7 @@ def sum_axis(x):
 def test_typed_stage_shows_static_shapes():
     text = str(myia.ir(sum_axis, np.ones((3, 4)), stage="typed"))
     assert "@sum_axis(%x : f64[3,4])" in text
-    assert "reduce_sum(%a, 1, False) : f64[3]" in text  # the axis is a constant
+    assert re.search(r"reduce_sum\(%a[.\d]*, 1, False\) : f64\[3\]", text)  # a constant axis
 
 
 def test_typed_stage_of_a_gradient():

@@ -278,3 +278,30 @@ def test_star_args_collect_the_extra_positional_arguments():
     assert myia.grad(uses_varargs)(1.5) == 3.0
     with pytest.raises(MyiaError, match="only subset code can call it"):
         myia.compile(total_of)(1.0, 2.0)
+
+
+def test_defaults_from_the_enclosing_scope():
+    """`def fun(x, num=num)`: Python evaluated the default when the def ran."""
+    num = 3
+    scale = np.array([1.0, 2.0])
+
+    def fun(x, n=num, s=scale, dt=np.float32):
+        return np.sum(x * s) * n + np.zeros(2, dtype=dt).sum()
+
+    for backend in ("vm", "llvm"):
+        assert myia.compile(fun, backend=backend)(np.ones(2)) == 9.0
+    np.testing.assert_array_equal(myia.grad(fun)(np.ones(2)), [3.0, 6.0])
+
+
+def padded(x, mode="constant"):
+    return np.pad(x, 1, mode=mode)
+
+
+def test_a_string_argument_is_static():
+    """A string (a mode, a dtype name) specializes the program, as None does."""
+    x = np.array([1.0, 2.0, 3.0])
+    for backend in ("vm", "llvm"):
+        f = myia.compile(padded, backend=backend)
+        np.testing.assert_array_equal(f(x), np.pad(x, 1))
+        np.testing.assert_array_equal(f(x, "edge"), np.pad(x, 1, mode="edge"))
+        np.testing.assert_array_equal(f(x, "reflect"), np.pad(x, 1, mode="reflect"))

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from myia.lib import np_create, np_reduce, np_shape
+from myia.lib import np_create, np_linalg, np_reduce, np_shape
 from myia.ir import Apply, Constant, Graph, Parameter, manage
 from myia.parser import EFFECTS, parse, parse_source
 from myia.prim import ops as P
@@ -180,11 +180,13 @@ def numpy_keywords(x):
 def test_keywords_of_numpy_functions():
     g = parse(numpy_keywords)
     np_sum = parse(np_reduce.np_sum)
-    (call,) = [n for n in applies(g) if n.inputs[0].value is np_sum]
-    assert [getattr(a, "value", a) for a in call.inputs[1:]] == [g.parameters[0], 0, False]
+    (call,) = [n for n in applies(g) if getattr(n.inputs[0], "value", None) is np_sum]
+    # np.sum(a, axis=None, dtype=None, out=None, keepdims=False): defaults filled in
+    assert [getattr(a, "value", a) for a in call.inputs[1:]] == [g.parameters[0], 0, None,
+                                                                 None, False]
     assert np_sum.flags.get("core")
     zeros = parse(np_create.np_zeros)
-    (call,) = [n for n in applies(g) if n.inputs[0].value is zeros]
+    (call,) = [n for n in applies(g) if getattr(n.inputs[0], "value", None) is zeros]
     assert call.inputs[2].value == "float32"
 
 
@@ -202,10 +204,10 @@ def methods(x, y):
 def test_array_methods_and_attributes():
     g = parse(methods)
     x = g.parameters[0]
-    by_name = {n.name: n for n in applies(g) if n.name}
+    by_name = {n.name: n for n in manage(g).nodes(g) if isinstance(n, Apply) and n.name}
     a = by_name["a"]
     assert a.inputs[0].value is parse(np_reduce.np_sum)
-    assert a.inputs[1] is x and [c.value for c in a.inputs[2:]] == [1, False]
+    assert a.inputs[1] is x and [c.value for c in a.inputs[2:]] == [1, None, None, False]
     b = by_name["b"]
     assert b.inputs[0].value is parse(np_shape.np_reshape)
     assert prim_of(b.inputs[2]) is P.make_tuple
@@ -213,7 +215,7 @@ def test_array_methods_and_attributes():
     d = by_name["d"]
     assert d.inputs[0].value is parse(np_shape.np_transpose) and d.inputs[2].value is None
     assert prim_of(by_name["e"]) is P.shape
-    assert prim_of(by_name["f"]) is P.dot
+    assert by_name["f"].inputs[0].value is parse(np_linalg.np_dot)
     assert prim_of(by_name["t"].inputs[2]) is P.make_tuple
 
 
@@ -229,11 +231,14 @@ def test_operators():
     g = parse(operators)
     a = g.parameters[0]
     elts = g.output.inputs[1:]
-    expected = [P.add, P.sub, P.mul, P.truediv, P.floordiv, P.mod, P.pow, P.dot, P.neg,
+    matmul = parse(np_linalg.np_matmul)  # `@` is np.matmul
+    expected = [P.add, P.sub, P.mul, P.truediv, P.floordiv, P.mod, P.pow, matmul, P.neg,
                 None, P.not_, P.eq, P.ne, P.lt, P.le, P.gt, P.ge]
     for node, prim in zip(elts, expected):
         if prim is None:
             assert node is a  # unary + is the identity
+        elif isinstance(prim, Graph):
+            assert node.inputs[0].value is prim
         else:
             assert prim_of(node) is prim
     assert isinstance(elts[-2], Constant) and elts[-2].value == -1
@@ -244,10 +249,11 @@ def is_none(x, y=None):
     return y is None, x is not None
 
 
-def test_is_none_is_eq():
+def test_is_none_asks_about_the_type():
     g = parse(is_none)
     a, b = g.output.inputs[1:]
-    assert prim_of(a) is P.eq and prim_of(b) is P.ne
+    assert prim_of(a) is P.is_none and a.inputs[1] is g.parameters[1]
+    assert prim_of(b) is P.not_ and prim_of(b.inputs[1]) is P.is_none
 
 
 def chained(a, b, c):
@@ -345,10 +351,11 @@ def test_assignments():
     ops = []
     node = a
     while prim_of(node) is not P.add:
-        ops.append(prim_of(node))
+        ops.append(prim_of(node) or node.inputs[0].value)
         assert node.name == "a"
         node = node.inputs[1]
-    assert ops[::-1] == [P.add, P.sub, P.mul, P.truediv, P.floordiv, P.mod, P.pow, P.dot][1:]
+    matmul = parse(np_linalg.np_matmul)  # `a @= b` is np.matmul
+    assert ops[::-1] == [P.add, P.sub, P.mul, P.truediv, P.floordiv, P.mod, P.pow, matmul][1:]
     getters = calls(g, P.tuple_getitem)
     assert sorted(n.name for n in getters if n.name) == ["c", "d", "e"]
 
@@ -497,14 +504,22 @@ def for_tuple(t):
     return acc
 
 
-def test_for_over_a_tuple_iterates_on_its_tail():
+def test_for_over_a_sequence_steps_a_hidden_state():
+    # the state and its steps are the library's (myia.lib.builtins): a loop over a
+    # tuple, a list or a dict walks its tail, one over an array counts its rows
+    from myia.lib import builtins
+
     g = parse(for_tuple)
+    start = calls(g, parse(builtins.iter_start))
+    assert len(start) == 1 and start[0].inputs[1] is g.parameters[0]
     header = jump_target(g)
-    assert [p.name for p in header.parameters] == ["for.seq", "acc"]
+    assert [p.name for p in header.parameters] == ["for.iter", "acc"]
     cond, body, after = switch_of(header)
-    assert prim_of(cond) is P.gt and prim_of(cond.inputs[1]) is P.len_
-    seq_next, _ = body.output.inputs[1:]
-    assert prim_of(seq_next) is P.tuple_tail and seq_next.inputs[1] is header.parameters[0]
+    assert prim_of(cond) is parse(builtins.iter_more)
+    assert cond.inputs[1] is header.parameters[0]
+    state_next, _ = body.output.inputs[1:]
+    assert prim_of(state_next) is P.tuple_getitem and state_next.inputs[2].value == 1
+    assert prim_of(state_next.inputs[1]) is parse(builtins.iter_next)
     names = {n.name for n in calls(body, P.tuple_getitem)}
     assert {"i", "a", "b"} <= names
 
@@ -831,7 +846,7 @@ def test_parse_source_errors_show_the_cell_line():
     from myia.errors import MyiaSyntaxError
 
     with pytest.raises(MyiaSyntaxError) as info:
-        parse_source("def f(x):\n    return [x]\n", "<cell-2>", {})
+        parse_source("def f(x):\n    return {x}\n", "<cell-2>", {})
     text = str(info.value)
     assert 'File "<cell-2>", line 2, column 12' in text
-    assert "    return [x]\n           ^^^" in text
+    assert "    return {x}\n           ^^^" in text

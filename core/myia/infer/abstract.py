@@ -3,7 +3,7 @@
     AScalar(dtype, value=ANY)   a bool, int64, float64 or float32 scalar; `value` is the
                                 known constant or ANY             prints as  f64
     AArray(dtype, shape)        an ndarray; a dim is None when unknown     f64[3,?]
-    ATuple(elements)            a tuple                                    (f64, i64[3])
+    ATuple(elements, kind)      a tuple, a list or a dict (see "Containers")  (f64, i64[3])
     AFunction(options)          the functions a node may hold              fn(square)
     AEnv(entries)               a sensitivity environment {EnvKey: value}  env{x: f64}
                                 (ENV_ANY: contents unknown)                env{...}
@@ -24,9 +24,23 @@ Function descriptors (the options of an AFunction):
 `BOTTOM` means "no value yet" (a call whose result is still being inferred); it is
 never stored on a node of a specialized graph.
 
+Containers.  Lists and dicts have a structure known at compile time (JAX's pytrees
+are the model): a list is a tuple whose `kind` is LIST, a dict a tuple of its values
+whose kind names its keys (`dict_kind(keys)`, the keys in order); at run time all
+three are tuples, so every backend lays them out alike, and the kind only says what
+Python sees at the boundary and what `d["k"]`, `len`, `+` and iteration mean:
+
+    ATuple([f64, f64], LIST)                        prints as  [f64, f64]
+    ATuple([f64[3], f64], dict_kind(("w", "b")))               {'w': f64[3], 'b': f64}
+
+A constant list or dict is a `ListValue` or a `DictValue` (tuples that remember their
+kind), so that folding a constant keeps what it is.
+
 Joining (`join`) merges what two paths may produce.  Scalars with different values
 lose the value; arrays with different shapes get None dims; tuples join elementwise;
-function sets and environments take the union.  Numbers are promoted as NumPy does:
+function sets and environments take the union; a list meets a tuple as a list (the
+same values at run time; a sensitivity built by a rule that does not know kinds is a
+plain tuple), and a dict meets only a dict with the same keys.  Numbers are promoted as NumPy does:
 int64 with float64 (or float32) gives float64, float32 with float64 gives float64, so
 that `x = 0` then `x = x + 0.5` in a loop types as a float; bool with a number gives
 the number's type (the derivative of a program passes the zero sensitivity of a
@@ -43,6 +57,7 @@ import numpy as np
 from ..errors import MyiaTypeError
 from ..ir import EnvKey, Graph
 from ..prim import Primitive
+from ..prim.containers import KEY_TYPES, DictValue, ListValue, container_value, kind_of_value
 
 
 class _Any:
@@ -95,7 +110,8 @@ def _value_key(v):
     if isinstance(v, slice):
         return ("slice", _value_key(v.start), _value_key(v.stop), _value_key(v.step))
     if isinstance(v, tuple):
-        return ("tuple",) + tuple(_value_key(x) for x in v)
+        key = ("tuple",) + tuple(_value_key(x) for x in v)
+        return key if type(v) is tuple else (kind_of_value(v), key)
     if isinstance(v, np.ndarray):
         return ("array", id(v))
     return (type(v).__name__, v)
@@ -165,13 +181,57 @@ class AArray(AbstractValue):
         return f"{short_dtype(self.dtype)}[{dims}]"
 
 
-class ATuple(AbstractValue):
-    __slots__ = ("elements",)
+#: the kinds of ATuple (a dict's kind is `dict_kind(keys)`)
+TUPLE = "tuple"
+LIST = "list"
 
-    def __init__(self, elements):
+
+def dict_kind(keys):
+    """The kind of a dict whose keys are `keys` (constants, in order)."""
+    return ("dict", tuple(keys))
+
+
+def is_dict_kind(kind):
+    return type(kind) is tuple
+
+
+def kind_keys(kind):
+    """The keys of a dict kind."""
+    return kind[1]
+
+
+def kind_name(kind):
+    """'tuple', 'list' or 'dict' (for messages)."""
+    return "dict" if is_dict_kind(kind) else kind
+
+
+class ATuple(AbstractValue):
+    __slots__ = ("elements", "kind")
+
+    def __init__(self, elements, kind=TUPLE):
         elements = tuple(elements)
+        if kind is not TUPLE and kind == TUPLE:
+            kind = TUPLE
         object.__setattr__(self, "elements", elements)
-        self._init_key(elements)
+        object.__setattr__(self, "kind", kind)
+        self._init_key(elements if kind is TUPLE else (elements, kind))
+
+    def with_elements(self, elements):
+        """An ATuple of the same kind (a list stays a list) with other elements."""
+        return ATuple(elements, self.kind)
+
+    @property
+    def is_list(self):
+        return self.kind == LIST
+
+    @property
+    def is_dict(self):
+        return is_dict_kind(self.kind)
+
+    @property
+    def keys(self):
+        """The keys of a dict (None for a tuple or a list)."""
+        return self.kind[1] if is_dict_kind(self.kind) else None
 
     def __len__(self):
         return len(self.elements)
@@ -182,15 +242,21 @@ class ATuple(AbstractValue):
     def __getitem__(self, i):
         return self.elements[i]
 
+    def _show(self, show):
+        items = [show(e) for e in self.elements]
+        if self.kind == LIST:
+            return "[" + ", ".join(items) + "]"
+        if is_dict_kind(self.kind):
+            return "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(self.kind[1], items)) + "}"
+        if len(items) == 1:
+            return f"({items[0]},)"
+        return "(" + ", ".join(items) + ")"
+
     def __str__(self):
-        if len(self.elements) == 1:
-            return f"({self.elements[0]},)"
-        return "(" + ", ".join(str(e) for e in self.elements) + ")"
+        return self._show(str)
 
     def __repr__(self):
-        if len(self.elements) == 1:
-            return f"({self.elements[0]!r},)"
-        return "(" + ", ".join(repr(e) for e in self.elements) + ")"
+        return self._show(repr)
 
 
 class AConstant(AbstractValue):
@@ -287,7 +353,7 @@ def _cap_envs(a, budget):
             return ENV_ANY
         return AEnv({k: _cap_envs(v, budget - 1) for k, v in a.entries.items()})
     if t is ATuple:
-        return ATuple(_cap_envs(e, budget) for e in a.elements)
+        return a.with_elements(_cap_envs(e, budget) for e in a.elements)
     return a
 
 
@@ -461,7 +527,8 @@ def abstract_of(value):
     """The abstract value of a Python value, with its value when it is a scalar.
 
     float -> AScalar("float64"), int -> int64, bool -> bool, NumPy scalars by dtype,
-    ndarray -> AArray(dtype, shape), tuple -> ATuple; None, str, slices and EnvKeys
+    ndarray -> AArray(dtype, shape), tuple, list and dict -> ATuple of their kind
+    (a dict's keys must be constants: str, int, bool, None); None, str, slices and EnvKeys
     are AConstants; graphs, primitives and `grad` macros are AFunctions."""
     if isinstance(value, (bool, np.bool_)):
         return AScalar("bool", value)
@@ -472,8 +539,10 @@ def abstract_of(value):
                        value)
     if isinstance(value, np.ndarray):
         return AArray(dtype_name(value.dtype), value.shape)
-    if isinstance(value, tuple):
-        return ATuple(abstract_of(v) for v in value)
+    if isinstance(value, (tuple, list)):
+        return ATuple((abstract_of(v) for v in value), kind_of_value(value))
+    if isinstance(value, dict):
+        return ATuple((abstract_of(v) for v in value.values()), dict_kind(_dict_keys(value)))
     if value is None or isinstance(value, (str, slice, EnvKey)) or value is Ellipsis:
         return AConstant(value)
     if isinstance(value, Primitive):
@@ -487,7 +556,18 @@ def abstract_of(value):
     if isinstance(value, EnvInstance):
         return AEnv({k: abstract_of(v) for k, v in value.contents.items()})
     raise MyiaTypeError(f"cannot infer the type of a value of type {type(value).__name__}",
-                        hint="use numbers, NumPy arrays, or tuples of them")
+                        hint="use numbers, NumPy arrays, or tuples, lists and dicts of them")
+
+
+def _dict_keys(d):
+    keys = tuple(d.keys())
+    for k in keys:
+        if not isinstance(k, KEY_TYPES) or isinstance(k, np.generic):
+            raise MyiaTypeError(
+                f"a dict key of type {type(k).__name__} ({k!r}): the keys of a dict "
+                f"must be strings, ints, bools or None",
+                hint="use string keys, e.g. {'w': w, 'b': b}")
+    return keys
 
 
 def broaden(a):
@@ -510,7 +590,7 @@ def _broaden_parts(a, t):
     if t is ATuple:
         elements = [broaden(e) for e in a.elements]
         same = all(x is e for x, e in zip(elements, a.elements))
-        return a if same else ATuple(elements)
+        return a if same else a.with_elements(elements)
     if t is AEnv:
         if a.entries is None:
             return a
@@ -544,7 +624,7 @@ def constant_value(a):
             if v is NOT_CONSTANT:
                 return NOT_CONSTANT
             out.append(v)
-        return tuple(out)
+        return tuple(out) if a.kind is TUPLE else container_value(out, a.kind)
     return NOT_CONSTANT
 
 
@@ -596,10 +676,11 @@ def join(a, b):
             raise TypeMismatch(a, b)
         return AArray(dt, [x if x == y else None for x, y in zip(a.shape, b.shape)])
     if ta is ATuple:
-        if len(a) != len(b):
+        kind = join_kinds(a.kind, b.kind)
+        if len(a) != len(b) or kind is None:
             raise TypeMismatch(a, b)
         try:
-            return ATuple(join(x, y) for x, y in zip(a.elements, b.elements))
+            return ATuple((join(x, y) for x, y in zip(a.elements, b.elements)), kind)
         except TypeMismatch:
             raise TypeMismatch(a, b) from None
     if ta is AFunction:
@@ -622,6 +703,18 @@ def join(a, b):
     raise TypeMismatch(a, b)
 
 
+def join_kinds(k1, k2):
+    """The kind where containers of kinds k1 and k2 meet, or None: a tuple meets a
+    list as a list (see the module doc); dicts meet only with the same keys."""
+    if k1 == k2:
+        return k1
+    if k1 == TUPLE:
+        return k2 if k2 == LIST else None
+    if k2 == TUPLE:
+        return k1 if k1 == LIST else None
+    return None
+
+
 class TypeMismatch(MyiaTypeError):
     """Two abstract values that do not join; `.types` holds them.  Callers say where
     (the two branches of an `if`, the arguments of a function...)."""
@@ -639,7 +732,9 @@ def join_all(values):
 
 
 __all__ = [
-    "ANY", "BOTTOM", "ENV_ANY", "AArray", "AConstant", "AEnv", "AFunction", "ASlice", "AScalar",
+    "ANY", "BOTTOM", "ENV_ANY", "LIST", "TUPLE", "AArray", "DictValue", "ListValue",
+    "container_value", "dict_kind", "is_dict_kind", "join_kinds", "kind_keys", "kind_name",
+    "kind_of_value", "AConstant", "AEnv", "AFunction", "ASlice", "AScalar",
     "ATuple", "AbstractValue", "GraphFunction", "MacroFunction", "PrimitiveFunction",
     "PartialFunction", "TypeMismatch", "abstract_of", "broaden", "constant_value", "is_constant", "join",
     "join_all", "promote", "signature_of",

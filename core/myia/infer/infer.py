@@ -22,7 +22,11 @@ Termination.  A call to a graph that is already being inferred on the current ch
 calls (a loop header called from its body, `fact(n - 1)`) broadens to ANY the scalar
 values of the arguments that changed since that enclosing call (types and shapes
 stay, and so do values passed on unchanged, such as a loop bound): the recursive call
-then reaches the same context, whose result is found in a few rounds.  A graph called
+then reaches the same context, whose result is found in a few rounds.  Unless an
+argument that is a container (a tuple, a list, a dict) changed its structure (its
+length, or its elements'): a loop that builds a list or walks a tuple keeps its
+values and runs once per element at compile time (up to MAX_UNROLL elements), so that
+its index stays a constant and the elements may have different types.  A graph called
 with more than MAX_SIGNATURES signatures that differ only by constant values (in one
 parent context) loses the values of the arguments that vary most.  Environments
 nested in environments are cut at a fixed depth (see `AEnv`).  A graph that keeps
@@ -40,6 +44,7 @@ A context whose result is still BOTTOM at the end never returns: an error that n
 the function (or the loop) at its `def`.
 """
 
+import os
 from collections import defaultdict
 
 from ..ad.grad import GradMacro, JOf
@@ -84,6 +89,11 @@ MAX_CONTEXTS = 100_000
 #: new contexts of a graph nested in its own calls before giving up (types keep
 #: changing: a tuple that grows in a loop)
 MAX_NESTING = 200
+#: the same for a loop that runs once per element at compile time (one that walks a
+#: container or builds a list: see `Inferrer.maybe_broaden`)
+MAX_UNROLL = 1000
+#: containers nested deeper than this do not unroll that far (see MAX_NESTING)
+MAX_CONTAINER_DEPTH = 32
 #: contexts in all before giving up
 MAX_TOTAL_CONTEXTS = 500_000
 
@@ -218,6 +228,9 @@ class Inferrer:
         self.current = None  # the (context, node) being evaluated
         self.inferred = set()  # graphs with a context
         self.closure_expansions = {}  # (node, macro graph) -> its copy for a closure
+        self.structures = {}  # (kind, element structure ids) -> structure id
+        self.structure_ids = {}  # ATuple -> its structure id
+        self.depths = []  # structure id -> how deep its containers are nested
 
     # ---- contexts and the work-list -----------------------------------------------
 
@@ -282,6 +295,8 @@ class Inferrer:
         except MyiaError as e:
             if e.loc is None:
                 e.loc = node.loc
+            if _in_library(e.loc):
+                self.locate_in_user_code(e, ctx)
             raise
         if new is BOTTOM:
             return
@@ -308,6 +323,47 @@ class Inferrer:
         if readers:
             for r in readers:
                 self.push(r)
+
+    def structure_id(self, a):
+        """A number for the shape of the containers in `a` (the lengths and kinds of
+        its tuples, nested): equal shapes, equal numbers (-1: not a container)."""
+        if a.__class__ is not ATuple:
+            return -1
+        sid = self.structure_ids.get(a)
+        if sid is None:
+            children = tuple(self.structure_id(e) for e in a.elements)
+            key = (a.kind, children)
+            sid = self.structures.get(key)
+            if sid is None:
+                sid = self.structures[key] = len(self.structures)
+                self.depths.append(1 + max((self.depths[c] for c in children if c >= 0),
+                                           default=0))
+            self.structure_ids[a] = sid
+        return sid
+
+    def structure_depth(self, a):
+        """How deep containers are nested in `a` (0: not a container)."""
+        sid = self.structure_id(a)
+        return 0 if sid < 0 else self.depths[sid]
+
+    def locate_in_user_code(self, e, ctx):
+        """Point error `e`, raised in the library's own subset code (myia.lib: a
+        `len` in a loop's step, a check of a NumPy function), at the user's line that
+        called it: the nearest caller outside the library.  (`e.library_loc` keeps
+        where the library raised it.)"""
+        seen = {ctx}
+        todo = [ctx]
+        while todo:
+            c = todo.pop(0)
+            for caller, node in sorted(c.callers, key=lambda cn: cn[0].id):
+                loc = getattr(node, "loc", None)
+                if loc is not None and not _in_library(loc):
+                    e.library_loc = e.loc
+                    e.loc = loc
+                    return
+                if caller not in seen:
+                    seen.add(caller)
+                    todo.append(caller)
 
     def update_result(self, ctx):
         self.current = (ctx, OUTPUT)
@@ -396,7 +452,8 @@ class Inferrer:
                 result = join(result, r)
             except TypeMismatch as e:
                 a, b = (seen[0][1], r) if seen else e.types
-                raise MyiaTypeError(self._branches_message(node, a, b), node.loc) from None
+                raise MyiaTypeError(self._branches_message(node, a, b), node.loc,
+                                    hint=_lengths_hint(a, b)) from None
             seen.append((opt, r))
         ctx.calls[node] = records
         return result
@@ -525,15 +582,34 @@ class Inferrer:
         broad = tuple(broaden(a) for a in args)
         if nearest is not None:
             # a recursion: the arguments that changed since the enclosing call of the
-            # same graph lose their values (those passed on unchanged keep them)
-            args = tuple(a if a == old else b for a, old, b in zip(args, nearest.args, broad))
-            if depth > MAX_NESTING and (graph, parent, args) not in self.contexts:
+            # same graph lose their values (those passed on unchanged keep them),
+            # unless a container changed its structure: a loop that builds a list or
+            # walks a tuple runs once per element at compile time (its index stays a
+            # constant, so the elements may have different types, as in JAX)
+            unrolled = any(a.__class__ is ATuple
+                           and self.structure_id(a) != self.structure_id(b)
+                           for a, b in zip(args, nearest.args))
+            if not unrolled:
+                args = tuple(a if a == old else b
+                             for a, old, b in zip(args, nearest.args, broad))
+            # (a block without parameters is nested as deep as the loop it is part of,
+            # whose header is checked; containers nested ever deeper are not a list)
+            wide = unrolled and all(self.structure_depth(a) <= MAX_CONTAINER_DEPTH
+                                    for a in args)
+            limit = MAX_UNROLL if wide or not args else MAX_NESTING
+            if depth > limit and (graph, parent, args) not in self.contexts:
+                hint = ("a loop or a recursion that builds ever larger tuples or ever "
+                        "deeper closures cannot be compiled")
+                if unrolled:
+                    hint = (f"a loop over a tuple, a list or a dict, or one that builds a "
+                            f"list, runs once per element at compile time, for at most "
+                            f"{MAX_UNROLL} elements (and only as many as known at compile "
+                            f"time): for more, use arrays (a loop over an array's rows, "
+                            f"np.stack, array arithmetic)")
                 raise MyiaTypeError(
                     f"type inference does not converge: `{graph.name}` calls itself with "
                     f"ever-changing argument types (now: {_shown(args)})",
-                    node.loc,
-                    hint="a loop or a recursion that builds ever larger tuples or ever "
-                         "deeper closures cannot be compiled")
+                    node.loc, hint=hint)
             return args
         if broad == args:
             return args
@@ -686,7 +762,7 @@ class Inferrer:
     def J_abstract(self, ctx, node, a, record):
         if a.__class__ is ATuple:
             out = [self.J_abstract(ctx, node, e, record) for e in a.elements]
-            return BOTTOM if BOTTOM in out else ATuple(out)
+            return BOTTOM if BOTTOM in out else a.with_elements(out)
         if a.__class__ is not AFunction:
             return a
         result = BOTTOM
@@ -808,8 +884,27 @@ def _widen(old, new):
     if new.__class__ is AEnv:
         return new if new == old else ENV_ANY
     if new.__class__ is ATuple and old.__class__ is ATuple:
-        return ATuple(_widen(a, b) for a, b in zip(old.elements, new.elements))
+        return new.with_elements(_widen(a, b) for a, b in zip(old.elements, new.elements))
     return new
+
+
+_LIBRARY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _in_library(loc):
+    """Whether a location is in myia's own code (its library of subset functions)."""
+    return loc is not None and os.path.abspath(loc.filename).startswith(_LIBRARY_DIR)
+
+
+def _lengths_hint(a, b):
+    """What to do when containers of different structures meet (a list that grows on
+    one path only), or None."""
+    if a.__class__ is ATuple and b.__class__ is ATuple \
+            and (len(a) != len(b) or a.kind != b.kind):
+        return ("the length of a tuple or a list is part of its type: it must be known "
+                "at compile time, the same on every path (a loop that builds a list "
+                "must run a number of times known at compile time)")
+    return None
 
 
 def _has_float_value(a):

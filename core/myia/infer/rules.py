@@ -40,11 +40,14 @@ from .abstract import (
     AScalar,
     ASlice,
     ATuple,
+    LIST,
+    TUPLE,
     TypeMismatch,
     abstract_of,
     broaden,
     constant_value,
     join,
+    join_kinds,
 )
 
 RULES = {}
@@ -73,7 +76,7 @@ def infer_primitive(prim, args):
     """The abstract result of `prim` applied to `args` (constant-folded when it can)."""
     if "compile_time" in prim.rules:
         return _compile_time(prim, args)
-    if prim in FOLDABLE:
+    if prim in FOLDABLE and not rules_containers.has_dict(args):
         values = [constant_value(a) for a in args]
         if all(v is not NOT_CONSTANT for v in values):
             try:
@@ -83,7 +86,11 @@ def infer_primitive(prim, args):
                 pass
             else:
                 if not isinstance(result, np.ndarray):
-                    return abstract_of(result)
+                    out = abstract_of(result)
+                    if isinstance(out, ATuple) and rules_containers.has_kinds(args):
+                        # the implementation makes plain tuples: the rule knows kinds
+                        out = rules_containers.retag(out, RULES[prim](*args))
+                    return out
     try:
         r = RULES[prim]
     except KeyError:
@@ -227,27 +234,26 @@ def _elementwise(prim, *args):
 # ---- arithmetic and math --------------------------------------------------------------
 
 
-def _tuple_add(x, y):
-    return ATuple(x.elements + y.elements)
-
-
 @rule(P.add, fold=True)
 def infer_add(x, y):
     if isinstance(x, ATuple) and isinstance(y, ATuple):
-        return _tuple_add(x, y)  # tuple concatenation, as in Python
+        return rules_containers.concat(x, y)  # concatenation, as in Python
     return _elementwise(P.add, x, y)
 
 
 def _binary(prim):
     @rule(prim, fold=True)
     def infer_binary(x, y):
+        if prim is P.mul and (isinstance(x, ATuple) or isinstance(y, ATuple)):
+            return rules_containers.repeat(x, y)  # [0.0] * n
         return _elementwise(prim, x, y)
 
     infer_binary.__name__ = f"infer_{prim.name}"
     return infer_binary
 
 
-for _p in (P.sub, P.mul, P.truediv, P.floordiv, P.mod, P.pow, P.lt, P.le, P.gt, P.ge):
+for _p in (P.sub, P.mul, P.truediv, P.floordiv, P.mod, P.pow, P.lt, P.le, P.gt, P.ge,
+           P.bitwise_and, P.bitwise_or, P.bitwise_xor):
     _binary(_p)
 
 
@@ -283,7 +289,7 @@ def _unary(prim):
     return infer_unary
 
 
-for _p in (P.neg, P.abs, P.sign, P.floor):
+for _p in (P.neg, P.abs, P.sign, P.floor, P.ceil, P.trunc, P.rint, P.invert):
     _unary(_p)
 for _p, (_cname, _arity) in LIBM.items():  # the C math library's functions
     if _arity == 1:
@@ -319,6 +325,11 @@ def infer_where(c, x, y):
 
 
 # ---- logic ------------------------------------------------------------------------------
+
+
+@rule(P.is_none)
+def infer_is_none(x):
+    return AScalar("bool", isinstance(x, AConstant) and x.value is None)
 
 
 @rule(P.not_, fold=True)
@@ -694,13 +705,19 @@ def _tuple_index(t, i, what):
 
 @rule(P.tuple_getitem, fold=True)
 def infer_tuple_getitem(t, i):
+    if isinstance(t, AArray):  # `a, b = x`: unpacking is for tuples and lists
+        raise MyiaTypeError(
+            f"an array ({t}) cannot be unpacked like a tuple",
+            hint="index its rows (`a, b = x[0], x[1]`), or iterate: `for row in x:`")
     _check_tuple(t, "tuple_getitem")
-    return _getitem_tuple(t, i)
+    return _getitem_tuple(t, i, by_key=False)  # (a dict's values by position)
 
 
-def _getitem_tuple(t, i):
-    if isinstance(i, AConstant) and isinstance(i.value, slice):
-        return ATuple(t.elements[i.value])
+def _getitem_tuple(t, i, by_key=True):
+    if (by_key and t.is_dict) or isinstance(i, (AConstant, ASlice)):
+        out = rules_containers.getitem_container(t, i, by_key)  # a dict's key; a slice
+        if out is not None:
+            return out
     k = _tuple_index(t, i, "a tuple")
     if k is not None:
         return t.elements[k]
@@ -724,25 +741,27 @@ def infer_tuple_setitem(t, i, v):
     k = _tuple_index(t, i, "tuple_setitem")
     if k is None:
         raise MyiaTypeError(f"the index of tuple_setitem must be a constant, got {i}")
-    return ATuple(t.elements[:k] + (v,) + t.elements[k + 1:])
+    return t.with_elements(t.elements[:k] + (v,) + t.elements[k + 1:])
 
 
 @rule(P.tuple_tail, fold=True)
 def infer_tuple_tail(t):
     _check_tuple(t, "tuple_tail")
-    return ATuple(t.elements[1:])
+    return ATuple(t.elements[1:], LIST if t.is_list else TUPLE)
 
 
 @rule(P.tuple_cons, fold=True)
 def infer_tuple_cons(h, t):
     _check_tuple(t, "tuple_cons")
-    return ATuple((h,) + t.elements)
+    return ATuple((h,) + t.elements, LIST if t.is_list else TUPLE)
 
 
 @rule(P.len_, fold=True)
 def infer_len(x):
     if isinstance(x, ATuple):
         return AScalar("int64", len(x))
+    if isinstance(x, AConstant) and isinstance(x.value, str):
+        return AScalar("int64", len(x.value))  # a dict's key
     if isinstance(x, AArray):
         if x.ndim == 0:
             raise MyiaTypeError("len() of a 0-d array")
@@ -815,6 +834,8 @@ def infer_getitem_grad(x, index, d):
     if isinstance(x, ATuple):
         z = list(zeros_abstract(x).elements)
         v = constant_value(index)
+        if x.is_dict and not isinstance(v, slice):
+            index = AScalar("int64", rules_containers.key_position(x, index))
         if isinstance(v, slice):
             rng = range(*v.indices(len(z)))
             if not isinstance(d, ATuple) or len(d) != len(rng):
@@ -832,7 +853,7 @@ def infer_getitem_grad(x, index, d):
                     raise MyiaTypeError(
                         f"the index of the tuple {x} must be a constant (its elements have "
                         f"different types), got {index}") from None
-        return ATuple(z)
+        return x.with_elements(z)
     if isinstance(x, AArray):
         return AArray(x.dtype, x.shape)
     raise MyiaTypeError(f"getitem_grad of {x}")
@@ -870,7 +891,7 @@ def infer_closure_bound(f, i):
 def zeros_abstract(x):
     """The abstract of zeros_like(x) (a constant for scalars, as the impl gives)."""
     if isinstance(x, ATuple):
-        return ATuple(zeros_abstract(e) for e in x.elements)
+        return x.with_elements(zeros_abstract(e) for e in x.elements)
     if isinstance(x, AArray):
         return x
     if isinstance(x, AScalar):
@@ -925,7 +946,9 @@ def gadd_abstract(x, y):
     if isinstance(x, ASlice):
         return x
     if isinstance(x, ATuple) and isinstance(y, ATuple) and len(x) == len(y):
-        return ATuple(gadd_abstract(a, b) for a, b in zip(x.elements, y.elements))
+        # (a sensitivity built by a rule that knows no kinds is a plain tuple)
+        kind = join_kinds(x.kind, y.kind) or x.kind
+        return ATuple((gadd_abstract(a, b) for a, b in zip(x.elements, y.elements)), kind)
     if isinstance(x, AEnv) and isinstance(y, AEnv):
         return _env_add(x, y)
     if _is_numeric(x) and _is_numeric(y):
@@ -989,7 +1012,7 @@ def _any_like(a):
     if isinstance(a, AEnv):
         return ENV_ANY
     if isinstance(a, ATuple):
-        return ATuple(_any_like(e) for e in a.elements)
+        return a.with_elements(_any_like(e) for e in a.elements)
     return broaden(a)
 
 
@@ -1004,7 +1027,7 @@ def infer_env_add(a, b):
 def infer_J(x):
     """J of data is the data (function values are handled by the engine)."""
     if isinstance(x, ATuple):
-        return ATuple(infer_J(e) for e in x.elements)
+        return x.with_elements(infer_J(e) for e in x.elements)
     if isinstance(x, AFunction):
         raise AssertionError("J of a function value is inferred by the engine")
     return x
@@ -1015,7 +1038,7 @@ def infer_Jinv(x):
     if isinstance(x, AFunction):
         raise MyiaTypeError("Jinv of a function value is not supported")
     if isinstance(x, ATuple):
-        return ATuple(infer_Jinv(e) for e in x.elements)
+        return x.with_elements(infer_Jinv(e) for e in x.elements)
     return x
 
 
@@ -1023,4 +1046,4 @@ __all__ = ["EFFECTS", "FOLDABLE", "RULES", "broadcast_shapes", "fmt_shape",
            "infer_primitive", "zeros_abstract", "ANY"]
 
 # the rules of the primitives of other modules (they register themselves)
-from . import rules_linalg, rules_reduce, rules_shape  # noqa: E402,F401
+from . import rules_containers, rules_linalg, rules_reduce, rules_shape  # noqa: E402,F401

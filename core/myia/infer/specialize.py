@@ -16,7 +16,14 @@ live context (reached from the root), every node carrying its `.abstract`:
   function becomes the constant of the J graph's copy (J of a closure whose captured
   values are visible becomes a call of `lift_closure`'s copy); J of data is the data;
 - where paths meet with different number types (int64 joined with float64), the
-  value is converted (`to_float`/`astype`) so that it has the joined type.
+  value is converted (`to_float`/`astype`) so that it has the joined type;
+- what lists and dicts mean is resolved (see myia.infer.abstract, "Containers"): `+`
+  and `*` of tuples or lists become the tuple they make (make_tuple of the elements),
+  `d["k"]` reads the position of key "k"; `kind_of` is always a constant; the root
+  graph's `flags["result"]` is the abstract of its result (lists and dicts as Python
+  sees them, whatever the optimizer later makes of the output node), and
+  `flags["container_arith"]` says that the program concatenates or repeats tuples or
+  lists (which the rules of `add` and `mul` do not differentiate: see myia.api).
 
 J of a closure made elsewhere (`grad(make_scaled(x))`, inside subset code): J needs the
 values the closure captured, and the frame that made it is not visible where J is.  So
@@ -60,11 +67,13 @@ from .abstract import (
     MacroFunction,
     TransformFunction,
     PrimitiveFunction,
+    abstract_of,
     constant_value,
     join,
 )
 from .infer import Context, JRecord, _targets, direct_call, infer_graph
-from .rules import EFFECTS
+from .rules import EFFECTS, zeros_abstract
+from .rules_containers import key_position
 
 
 def specialize(graph, arg_abstracts):
@@ -84,6 +93,7 @@ class Specializer:
         self.tainted = {}
         self.fallbacks = {}
         self.pending_fallbacks = []
+        self.container_arith = False  # a `+` or `*` of lists or tuples was resolved
 
     # ---- driver -------------------------------------------------------------------
 
@@ -109,7 +119,11 @@ class Specializer:
             self._fill_fallback(*self.pending_fallbacks.pop())
         for pending in pending_records:
             self._fill_record(*pending)
-        return self.graphs[self.result.root]
+        root = self.graphs[self.result.root]
+        root.flags["result"] = self.result.root.result
+        if self.container_arith:
+            root.flags["container_arith"] = True
+        return root
 
     def _closures_J_reads_from_records(self):
         """{closure option: its lifted J} for the closures whose values become records
@@ -275,6 +289,9 @@ class Specializer:
                 a = None
             taint = self._node_effect(ctx, node, self.effectful) or any(
                 self._is_tainted(ctx, i) for i in node.inputs)
+            if taint and node.inputs[0].__class__ is Constant \
+                    and node.inputs[0].value is P.kind_of:
+                taint = False  # a question about types: no effect can change its answer
             if taint:
                 tainted.add(node)
             elif a is not None:
@@ -343,6 +360,10 @@ class Specializer:
                     c = Constant(opt.prim.impl(*[x.value for x in args]), node.loc)
                     c.abstract = a
                     return c
+                if opt.prim in _CONTAINER_OPS:
+                    new = self.container_op(ctx, node, opt.prim, args, a)
+                    if new is not None:
+                        return new
                 return self.new_apply(ctx, [Constant(opt.prim, fn.loc)] + args, node, a)
             if isinstance(opt, TransformFunction) and isinstance(target, Context):
                 g = target.graph
@@ -370,6 +391,47 @@ class Specializer:
         if a is not None and len(records) > 1 and sources:
             return _coerce(self.graphs[ctx], new, a, sources)
         return new
+
+    def container_op(self, ctx, node, prim, args, a):
+        """What a primitive on lists, tuples or dicts is, in terms every backend has
+        (None: the primitive itself): a concatenation or a repetition is the tuple it
+        makes, a dict's key its position."""
+        types = self._arg_abstracts(ctx, node)
+        if not isinstance(types[0], ATuple) and not (len(types) > 1 and prim is P.mul
+                                                     and isinstance(types[1], ATuple)):
+            return None
+        g = self.graphs[ctx]
+        loc = node.loc
+        if prim is P.add or prim is P.mul:
+            if not isinstance(a, ATuple):
+                return None
+            self.container_arith = True
+            if prim is P.add:
+                parts = [(args[0], types[0]), (args[1], types[1])]
+            else:
+                k = 0 if isinstance(types[0], ATuple) else 1
+                parts = [(args[k], types[k])] * (len(a) // max(len(types[k]), 1))
+            items = []
+            for x, t in parts:
+                for i, e in enumerate(t.elements):
+                    item = g.apply(P.tuple_getitem, x, i, loc=loc)
+                    item.abstract = e
+                    items.append(item)
+            return _with_kind(g, g.apply(P.make_tuple, *items, loc=loc), a, loc)
+        if types[0].is_dict and prim in (P.getitem, P.getitem_grad) \
+                and not isinstance(constant_value(types[1]), slice):
+            pos = key_position(types[0], types[1])
+            key = Constant(pos, node.inputs[2].loc)
+            key.abstract = AScalar("int64", pos)
+            if prim is P.getitem:
+                return self.new_apply(ctx, [Constant(P.tuple_getitem, loc), args[0], key],
+                                      node, a)
+            # the sensitivity of d["k"]: zeros like d, with the key's value set
+            zeros = g.apply(P.zeros_like, args[0], loc=loc)
+            zeros.abstract = zeros_abstract(types[0])
+            return self.new_apply(ctx, [Constant(P.tuple_setitem, loc), zeros, key, args[2]],
+                                  node, a)
+        return None
 
     def graph_constant(self, target, loc):
         """The constant of the specialized graph of the context `target`; its abstract
@@ -706,6 +768,23 @@ def _constant_for(a):
         return None
     c.abstract = a
     return c
+
+
+#: primitives whose meaning on containers `Specializer.container_op` resolves
+_CONTAINER_OPS = frozenset({P.add, P.mul, P.getitem, P.getitem_grad})
+
+
+def _with_kind(graph, node, a, loc):
+    """`node` (a make_tuple, typed as a plain tuple of a's elements) as a container of
+    a's kind."""
+    node.abstract = ATuple(a.elements)
+    if a.kind == "tuple":
+        return node
+    kind = Constant(a.kind, loc)
+    kind.abstract = abstract_of(a.kind)
+    out = graph.apply(P.tuple_as, node, kind, loc=loc)
+    out.abstract = a
+    return out
 
 
 def _needs_coercion(target, src):

@@ -6,7 +6,8 @@ written here in the subset itself (parsed like user code, so keyword arguments,
 defaults and derivatives come for free: a function written over primitives needs no
 rule of its own).  One module per family, each with its table `NAMES`:
 
-    builtins     Python's builtins and the `math` module
+    builtins     Python's builtins and the `math` module; lists, dicts, their methods
+                 and the loops over them
     np_math      elementwise functions (ufuncs): square, clip, logaddexp, sinc...
     np_reduce    reductions: sum, mean, prod, std, var, max, cumsum, diff...
     np_shape     shapes and rearrangements: reshape, transpose, concatenate, flip...
@@ -39,6 +40,8 @@ PYTHON_TO_MYIA = _merge(builtins.NAMES, np_math.NAMES, np_reduce.NAMES, np_shape
 DTYPE_NAMES = np_create.DTYPE_NAMES
 ARRAY_ATTRIBUTES = methods.ATTRIBUTES
 ARRAY_METHODS = methods.METHODS
+CONTAINER_METHODS = builtins.METHODS
+MUTATING_METHODS = builtins.MUTATING_METHODS
 
 
 def lookup(obj):

@@ -1,20 +1,58 @@
-"""Python's builtins and the `math` module, as the subset sees them."""
+"""Python's builtins and the `math` module, as the subset sees them; lists, dicts and
+the loops over them.
+
+Containers have a static structure (see myia.infer.abstract, "Containers"): a list
+or a dict is a tuple whose kind the compiler knows, so `len`, `list(t)`, `zip` or
+`d.keys()` are decided at compile time, and a loop over a tuple, a list or a dict runs
+once per element at compile time (its elements may have different types).  A loop
+over an array runs over its first axis at run time.
+
+    for x in seq      iter_start(seq), then while iter_more(state):
+                      x, state = iter_next(state)
+    x in seq          py_contains(seq, x)
+    d.keys() ...      METHODS, the methods of dicts (MUTATING_METHODS: those refused)
+    {k: v for ...}    dict_set(acc, k, v) for each pair; {**a, **b} is dict_merge(a, b)
+"""
 
 import math
 
+from ..errors import MyiaTypeError
+from ..prim import compile_time
 from ..prim import ops as P
 
 
-def py_max(a, b):
+def py_max(a, b=None):
+    if b is None:
+        return _extreme(a, True)
     if b > a:
         return b
     return a
 
 
-def py_min(a, b):
+def py_min(a, b=None):
+    if b is None:
+        return _extreme(a, False)
     if b < a:
         return b
     return a
+
+
+def _extreme(seq, largest):
+    """max(seq) or min(seq): the first largest (smallest) element."""
+    best = _first(seq)
+    for x in seq:
+        if largest:
+            if x > best:
+                best = x
+        elif x < best:
+            best = x
+    return best
+
+
+def _first(seq):
+    if _is_dict(P.kind_of(seq)):
+        return _dict_keys(P.kind_of(seq), "keys")[0]
+    return seq[0]
 
 
 def py_bool(x):
@@ -29,10 +67,262 @@ def math_pow(x, y):
     return P.to_float(x) ** P.to_float(y)
 
 
+# ---- containers -----------------------------------------------------------------------
+
+
+@compile_time
+def _is_dict(kind):
+    """Whether a container kind (see myia.prim.containers.kind_of) is a dict's."""
+    return isinstance(kind, tuple)
+
+
+@compile_time
+def _dict_keys(kind, method):
+    """The keys of a dict of that kind (the method asking, for the error)."""
+    if not isinstance(kind, tuple):
+        what = "an array or a number" if kind is None else f"a {kind}"
+        raise MyiaTypeError(f"`.{method}()` is a method of dicts, not of {what}")
+    return tuple(kind[1])
+
+
+@compile_time
+def _row_indices(shape):
+    """The indices of the rows of an array of that shape (a number has none)."""
+    return tuple(range(shape[_first_row(shape)]))
+
+
+@compile_time
+def _first_row(shape):
+    """0, the index of the first row of an array of that shape (a number has none)."""
+    if not shape:
+        raise MyiaTypeError("cannot iterate over a number (or a 0-d array)",
+                            hint="iterate over a tuple, a list, a dict or an array")
+    return 0
+
+
+@compile_time
+def _range(start, stop, step):
+    """range(start, stop, step) as a tuple of ints."""
+    if stop is None:
+        start, stop = 0, start
+    return tuple(range(start, stop, 1 if step is None else step))
+
+
+@compile_time
+def _shortest(lengths):
+    return min(lengths, default=0)
+
+
+@compile_time
+def _index_of(keys, key):
+    for i, k in enumerate(keys):
+        if k == key and type(k) is type(key):
+            return i
+    return -1
+
+
+@compile_time
+def _dict_key(key):
+    """A key of a dict, which must be known at compile time."""
+    return key
+
+
+def py_range(start, stop=None, step=None):
+    """range(...) as a value: the tuple of its ints (its bounds known at compile time).
+    (`for i in range(n)` is a counting loop; see myia.parser.)"""
+    return _range(start, stop, step)
+
+
+def _elements(seq):
+    """The elements a loop over `seq` visits, as a tuple: a tuple's or a list's, a
+    dict's keys, an array's rows."""
+    kind = P.kind_of(seq)
+    if kind is None:
+        return P.tuple_as([seq[i] for i in _row_indices(P.shape(seq))], "tuple")
+    if _is_dict(kind):
+        return _dict_keys(kind, "keys")
+    return P.tuple_as(seq, "tuple")
+
+
+def iter_start(seq):
+    """The state of a `for` loop over `seq`: (what is left to visit, or the array; the
+    index of the next element)."""
+    kind = P.kind_of(seq)
+    if kind is None:
+        return (seq, _first_row(P.shape(seq)))
+    return (_elements(seq), 0)
+
+
+def iter_more(state):
+    rest, i = state
+    if P.kind_of(rest) is None:
+        return i < P.len_(rest)
+    return P.len_(rest) > 0
+
+
+def iter_next(state):
+    """(the next element, the state after it)."""
+    rest, i = state
+    if P.kind_of(rest) is None:
+        return rest[i], (rest, i + 1)
+    return P.tuple_getitem(rest, 0), (P.tuple_tail(rest), i + 1)
+
+
+def py_list(seq=()):
+    return P.tuple_as(_elements(seq), "list")
+
+
+def py_tuple(seq=()):
+    return _elements(seq)
+
+
+def py_dict(pairs=()):
+    """dict(d) or dict(pairs): the keys must be known at compile time."""
+    if _is_dict(P.kind_of(pairs)):
+        return pairs  # a copy is the same value
+    items = _elements(pairs)
+    keys = _elements([_dict_key(p[0]) for p in items])
+    return P.tuple_as(_elements([p[1] for p in items]), ("dict", keys))
+
+
+def dict_set(d, key, value):
+    """d with `key` set to `value`: a new dict (the key known at compile time)."""
+    keys = _dict_keys(P.kind_of(d), "keys")
+    i = _index_of(keys, _dict_key(key))
+    values = P.tuple_as(d, "tuple")
+    if i < 0:
+        return P.tuple_as(_append(values, value), ("dict", keys + (key,)))
+    return P.tuple_as(P.tuple_setitem(values, i, value), ("dict", keys))
+
+
+def _append(t, x):
+    """t + (x,), by operations whose derivative rules hold in any program (typed or
+    not: the rule of `+` does not know tuples)."""
+    return P.tuple_cons(x, t[::-1])[::-1]
+
+
+def list_concat(a, b):
+    """a + b for the parts of a list literal (`[x, *rest]`)."""
+    out = P.tuple_as(_elements(b), "tuple")
+    for x in _elements(a)[::-1]:
+        out = P.tuple_cons(x, out)
+    return P.tuple_as(out, "list")
+
+
+def dict_merge(a, b):
+    """{**a, **b}."""
+    out = P.tuple_as(a, ("dict", _dict_keys(P.kind_of(a), "keys")))
+    for key in b:
+        out = dict_set(out, key, b[key])
+    return out
+
+
+def dict_keys(d):
+    return P.tuple_as(_dict_keys(P.kind_of(d), "keys"), "list")
+
+
+def dict_values(d):
+    return P.tuple_as(P.tuple_as(d, ("dict", _dict_keys(P.kind_of(d), "values"))), "list")
+
+
+def dict_items(d):
+    return [(key, d[key]) for key in _dict_keys(P.kind_of(d), "items")]
+
+
+def dict_get(d, key, default=None):
+    if key in _dict_keys(P.kind_of(d), "get"):
+        return d[key]
+    return default
+
+
+def py_contains(seq, x):
+    """x in seq (for a dict, among its keys)."""
+    for e in seq:
+        if e == x:
+            return True
+    return False
+
+
+def py_sum(seq, start=0):
+    total = start
+    for x in seq:
+        total = total + x
+    return total
+
+
+def py_any(seq):
+    for x in seq:
+        if x:
+            return True
+    return False
+
+
+def py_all(seq):
+    for x in seq:
+        if not x:
+            return False
+    return True
+
+
+def py_zip(*seqs):
+    """zip(a, b, ...) as a value: a list of tuples (in a `for` loop, the parser walks
+    the sequences side by side instead, over arrays without making their rows)."""
+    items = [_elements(s) for s in seqs]
+    n = _shortest(tuple([P.len_(s) for s in items]))
+    return [tuple([s[i] for s in items]) for i in range(n)]
+
+
+def py_enumerate(seq, start=0):
+    items = _elements(seq)
+    return [(start + i, items[i]) for i in range(P.len_(items))]
+
+
+def py_reversed(seq):
+    if P.kind_of(seq) is None:
+        return seq[::-1]  # an array: its rows from the last
+    return P.tuple_as(_elements(seq)[::-1], "list")
+
+
+#: the methods of dicts (`d.keys()`: dict_keys(d))
+METHODS = {
+    "keys": dict_keys,
+    "values": dict_values,
+    "items": dict_items,
+    "get": dict_get,
+}
+
+#: methods that would change a list or a dict in place, and what to write instead:
+#: {name: hint}, `{x}` standing for the container's text and `{args}` for the arguments
+MUTATING_METHODS = {
+    "append": "write `{x} = {x} + [{args}]`",
+    "extend": "write `{x} = {x} + {args}`",
+    "insert": "write `{x} = {x}[:i] + [v] + {x}[i:]`",
+    "pop": "read the value first (`{x}[-1]`, `d[k]`), then build the container without "
+           "it: `{x} = {x}[:-1]`, or `{{k2: v for k2, v in d.items() if k2 != k}}`",
+    "remove": "build a new list without it: `[e for e in {x} if e != v]`",
+    "clear": "write `{x} = []` (or `{{}}`)",
+    "sort": "sort an array with np.sort",
+    "reverse": "write `{x} = {x}[::-1]`",
+    "update": "write `{x} = {{**{x}, **other}}`",
+    "setdefault": "write `{x} = {{**{x}, k: v}}` where the key is missing",
+    "popitem": "read the value by its key, then build a dict without it",
+}
+
+
 NAMES = {
     # builtins
     abs: P.abs,
     len: P.len_,
+    range: py_range,
+    list: py_list,
+    tuple: py_tuple,
+    dict: py_dict,
+    sum: py_sum,
+    any: py_any,
+    all: py_all,
+    zip: py_zip,
+    enumerate: py_enumerate,
+    reversed: py_reversed,
     float: P.to_float,
     int: P.to_int,
     bool: py_bool,

@@ -64,6 +64,82 @@ def _carries_effects(node):
     return node.__class__ is Parameter and node.name == EFFECTS
 
 
+# ---- lists and dicts: tuples with a kind (myia.prim.containers) ----------------------
+
+
+def _items(node):
+    """The element nodes of the tuple `node` when they are known (a make_tuple or a
+    constant tuple, seen through tuple_as), else None."""
+    while _is(node, P.tuple_as):
+        node = node.inputs[1]
+    if _is(node, P.make_tuple):
+        return list(node.inputs[1:])
+    a = node.abstract
+    if _const(node) and isinstance(node.value, tuple) and hasattr(a, "elements") \
+            and len(a.elements) == len(node.value):
+        items = []
+        for v, ea in zip(node.value, a.elements):
+            c = Constant(v, node.loc)
+            c.abstract = ea
+            items.append(c)
+        return items
+    return None
+
+
+def _droppable(nodes):
+    """Whether these elements may be left out (no assert sequenced into them)."""
+    return not any(_is(e, P.assert_) or _carries_effects(e) for e in nodes)
+
+
+@rule(on=[P.tuple_cons])
+def cons_of_make_tuple(node, ctx):
+    """tuple_cons(x, make_tuple(a0, ..., an)) -> make_tuple(x, a0, ..., an)"""
+    if _is(node, P.tuple_cons) and node.abstract is not None:
+        items = _items(node.inputs[2])
+        if items is not None:
+            return _typed_apply(node.graph, node.abstract, P.make_tuple, node.inputs[1],
+                                *items, loc=node.loc)
+    return None
+
+
+@rule(on=[P.tuple_tail])
+def tail_of_make_tuple(node, ctx):
+    """tuple_tail(make_tuple(a0, a1, ..., an)) -> make_tuple(a1, ..., an)"""
+    if _is(node, P.tuple_tail) and node.abstract is not None:
+        items = _items(node.inputs[1])
+        if items and _droppable(items[:1]):
+            return _typed_apply(node.graph, node.abstract, P.make_tuple, *items[1:],
+                                loc=node.loc)
+    return None
+
+
+@rule(on=[P.getitem])
+def slice_of_make_tuple(node, ctx):
+    """getitem(make_tuple(a0, ..., an), s) -> make_tuple(a[s]...), for a constant slice s"""
+    if _is(node, P.getitem) and node.abstract is not None and _const(node.inputs[2]) \
+            and isinstance(node.inputs[2].value, slice):
+        items = _items(node.inputs[1])
+        if items is not None:
+            kept = items[node.inputs[2].value]
+            if _droppable(e for e in items if not any(e is k for k in kept)):
+                return _typed_apply(node.graph, node.abstract, P.make_tuple, *kept,
+                                    loc=node.loc)
+    return None
+
+
+@rule(on=[P.tuple_getitem])
+def getitem_of_tuple_as(node, ctx):
+    """tuple_getitem(tuple_as(t, kind), i) -> tuple_getitem(t, i)"""
+    if _is(node, P.tuple_getitem) and _is(node.inputs[1], P.tuple_as):
+        return _typed_apply(node.graph, node.abstract, P.tuple_getitem,
+                            node.inputs[1].inputs[1], node.inputs[2], loc=node.loc)
+    return None
+
+
+CONTAINERS = [cons_of_make_tuple, tail_of_make_tuple, slice_of_make_tuple,
+              getitem_of_tuple_as]
+
+
 @rule(on=[P.getitem])
 def getitem_of_tuple(node, ctx):
     """getitem(t, i) -> tuple_getitem(t, i), for a tuple t and a constant int i"""
@@ -733,7 +809,7 @@ STRUCTURAL = [getitem_of_tuple, getitem_of_make_tuple, make_tuple_of_getitems, g
               add_of_env_setitem,
               add_of_complementary_switches, switch_on_constant, switch_same,
               closure_bound_of_make_closure, call_of_make_closure,
-              J_of_graph_constant, Jinv_of_J]
+              J_of_graph_constant, Jinv_of_J] + CONTAINERS
 ALGEBRAIC = [constant_fold, multiply_by_one, add_zero, double_negation, multiply_by_zero,
              truth_of_bool, power_one_or_two, reshape_to_same_shape, implicit_broadcast,
              broadcast_outward]

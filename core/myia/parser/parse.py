@@ -17,8 +17,21 @@ the printer's `.2`, `.3` suffixes):
                          `while True:` has no switch: the header is the body.
     for i in range(..)   the same (@f:for_header...), with a hidden counter `i.range`
                          as a header phi, incremented at the start of the body
-    for x in t           the same, with a hidden phi `x.seq`: len(seq) > 0, then
-                         x = tuple_getitem(seq, 0) and seq = tuple_tail(seq)
+    for x in seq         the same, with a hidden state `x.iter` per sequence (seq a
+                         tuple, a list, a dict, an array; zip(a, b) and enumerate(s)
+                         walk theirs side by side), stepped by the library
+                         (myia.lib.builtins: iter_start, iter_more, iter_next): over a
+                         container the loop runs once per element at compile time, over
+                         an array's first axis at run time
+    [a, b]               tuple_as(make_tuple(a, b), "list"): a list is a tuple with a
+                         static kind; {"k": v} is tuple_as(make_tuple(v), ("dict", ("k",)))
+    [e for x in s if c]  a nested graph @f:<listcomp>, called in place: acc = (), then
+                         `for x in s: if c: acc = tuple_cons(e, acc)`, then acc[::-1]
+                         as a list; (e for ...) makes a tuple, {k: v for ...} a dict
+                         (myia.lib.builtins.dict_set)
+    x in s               py_contains(s, x) (a dict's keys; folded when constant)
+    lst += [v]           lst = lst + [v]: a new list bound to `lst` (lists are values:
+                         another name bound to the old list keeps it)
     a and b, a or b      switch(truth(a), @f:and_rhs, @f:and_lhs)() (or_lhs, or_rhs)
     x if c else y        switch(truth(c), @f:ifexp_true, @f:ifexp_false)()
     a < b < c            like `a < b and b < c`, b evaluated once
@@ -37,6 +50,7 @@ from ..errors import Location, MyiaNameError, MyiaSyntaxError, MyiaTypeError, My
 from ..ir import Apply, Constant, Graph, Parameter
 from ..prim import Primitive
 from ..prim import ops as P
+from ..prim.containers import KEY_TYPES, DictValue
 from .blocks import Block, SSAState
 from .resolve import _UNSET, Resolver, _is_constant_data, name_error
 from .source import SourceFile, find_function_ast
@@ -49,7 +63,8 @@ _NOT_STATIC = object()
 
 BINARY_OPS = {
     ast.Add: P.add, ast.Sub: P.sub, ast.Mult: P.mul, ast.Div: P.truediv,
-    ast.FloorDiv: P.floordiv, ast.Mod: P.mod, ast.Pow: P.pow, ast.MatMult: P.dot,
+    ast.FloorDiv: P.floordiv, ast.Mod: P.mod, ast.Pow: P.pow,
+    ast.BitAnd: P.bitwise_and, ast.BitOr: P.bitwise_or, ast.BitXor: P.bitwise_xor,
 }
 COMPARE_OPS = {
     ast.Eq: P.eq, ast.NotEq: P.ne, ast.Lt: P.lt, ast.LtE: P.le, ast.Gt: P.gt, ast.GtE: P.ge,
@@ -59,11 +74,31 @@ OPERATOR_SYMBOLS = {
     ast.Invert: "~", ast.In: "in", ast.NotIn: "not in",
 }
 
-_NO_LOOPS = "use a `for` loop over `range`, or a function applied to each element"
 _NO_MUTATION = (
     "values are immutable in Myia: arrays cannot be modified in place; build a new "
     "array instead (np.where(mask, new, x), or arithmetic on the whole array)"
 )
+_NO_ITEM_ASSIGNMENT = (
+    "values are immutable in Myia: build a new value instead: for a list "
+    "`lst = lst[:i] + [v] + lst[i + 1:]`, for a dict `d = {**d, k: v}`, for an array "
+    "np.where(mask, new, x) or arithmetic on the whole array"
+)
+_NO_DELETION = (
+    "lists and dicts are values in Myia: build a new one without the element: "
+    "`lst = lst[:i] + lst[i + 1:]`, `d = {k2: v for k2, v in d.items() if k2 != k}`"
+)
+
+#: comprehensions: the kind of container each makes, and where it starts (a list or a
+#: tuple is made reversed, as a tuple: see `Parser.comprehension_body`)
+_COMPREHENSIONS = {ast.ListComp: "list", ast.GeneratorExp: "tuple", ast.DictComp: "dict"}
+_EMPTY = {"list": (), "tuple": (), "dict": DictValue((), ())}
+
+
+class ComprehensionElement(ast.stmt):
+    """The innermost statement of a comprehension `node` (made by the parser): add
+    its element to the result."""
+
+    _fields = ("node",)
 
 #: Constructs outside the subset: {ast class: (what, hint)}.
 REFUSED = {
@@ -88,13 +123,8 @@ REFUSED = {
     ast.Yield: ("generators (`yield`) are", "return a tuple of the values"),
     ast.YieldFrom: ("generators (`yield from`) are", "return a tuple of the values"),
     ast.Await: ("`await` expressions are", "call the function directly"),
-    ast.ListComp: ("list comprehensions are", _NO_LOOPS),
-    ast.SetComp: ("set comprehensions are", _NO_LOOPS),
-    ast.DictComp: ("dict comprehensions are", _NO_LOOPS),
-    ast.GeneratorExp: ("generator expressions are", _NO_LOOPS),
-    ast.List: ("list literals are", "use a tuple: `(a, b)`"),
-    ast.Dict: ("dict literals are", "use a tuple, or several variables"),
-    ast.Set: ("set literals are", "use a tuple: `(a, b)`"),
+    ast.SetComp: ("set comprehensions are", "use a list comprehension"),
+    ast.Set: ("set literals are", "use a tuple or a list: `(a, b)`, `[a, b]`"),
     ast.JoinedStr: ("f-strings are", "use a constant string"),
     ast.FormattedValue: ("f-strings are", "use a constant string"),
     ast.NamedExpr: ("the walrus operator `:=` is", "assign the value in a statement first"),
@@ -130,7 +160,8 @@ def parse(fn):
                               source.loc(node), hint="use a plain `def`")
     resolver = Resolver.for_function(fn)
     name = fn.__name__
-    graph = make_signature(node, name, source, lambda e: _global_static(resolver, source, e))
+    graph = make_signature(node, name, source, lambda e: _global_static(resolver, source, e),
+                           evaluated=_evaluated_defaults(fn))
     if (getattr(fn, "__module__", None) or "").startswith("myia."):
         graph.flags["core"] = True  # the library's own subset code (myia.lib)
     outermost = not _parsing
@@ -188,11 +219,21 @@ def parse_source(source, filename, globals_dict):
 # ---- signatures and constant expressions ---------------------------------------------
 
 
-def make_signature(node, name, source, static_object):
+def _evaluated_defaults(fn):
+    """{parameter: default} as Python evaluated them when `fn`'s def ran."""
+    defaults = getattr(fn, "__defaults__", None) or ()
+    names = fn.__code__.co_varnames[:fn.__code__.co_argcount]
+    return dict(zip(names[len(names) - len(defaults):], defaults))
+
+
+def make_signature(node, name, source, static_object, evaluated=None):
     """A new Graph with the parameters and defaults of the def or lambda `node`.
 
     Defaults are constant expressions, evaluated now in the enclosing scope, where
     `static_object(expr)` gives the Python value a global name or attribute stands for.
+    A function object that Python defined has its defaults evaluated already
+    (`evaluated`, by parameter name): those values are used when they are constant
+    data (`def fun(x, num=num)` with `num` from the enclosing scope).
     """
     args = node.args
     refused = [
@@ -217,7 +258,12 @@ def make_signature(node, name, source, static_object):
         graph.flags["varargs"] = True
     if args.defaults:
         for a, default in zip(args.args[-len(args.defaults):], args.defaults):
-            graph.defaults[a.arg] = constant_value(default, source, static_object, a.arg)
+            value = (evaluated or {}).get(a.arg, _NOT_STATIC)
+            if value is not _NOT_STATIC and (_dtype_name(value) is not None
+                                             or _is_constant_data(value)):
+                graph.defaults[a.arg] = _dtype_name(value) or value
+            else:
+                graph.defaults[a.arg] = constant_value(default, source, static_object, a.arg)
     return graph
 
 
@@ -302,8 +348,8 @@ def _assignments(body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             counts[node.name] += 1
             return
-        if isinstance(node, ast.Lambda):
-            return
+        if isinstance(node, (ast.Lambda, ast.SetComp, *_COMPREHENSIONS)):
+            return  # their variables are their own
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             counts[node.id] += 1
         for child in ast.iter_child_nodes(node):
@@ -352,6 +398,10 @@ class Parser:
         if isinstance(node, ast.Lambda):
             self.body = None
             counts = Counter()
+        elif isinstance(node, tuple(_COMPREHENSIONS)):
+            self.body = None
+            counts = Counter(n.id for gen in node.generators for n in ast.walk(gen.target)
+                             if isinstance(n, ast.Name))
         else:
             self.body = node.body
             counts = _assignments(node.body)
@@ -489,7 +539,9 @@ class Parser:
         no_effects = Constant(True, self.graph.loc)
         self.ssa.no_effects.add(no_effects)
         entry.write(EFFECTS, no_effects)
-        if self.body is None:  # a lambda
+        if isinstance(self.node, tuple(_COMPREHENSIONS)):
+            self.do_return(self.comprehension_body(), self.loc(self.node))
+        elif self.body is None:  # a lambda
             self.do_return(self.expr(self.node.body), self.loc(self.node.body))
         else:
             self.stmts(self.body)
@@ -586,11 +638,17 @@ class Parser:
     def _refuse_target(self, target):
         if isinstance(target, ast.Subscript):
             return self.refuse(target, "assignment to an element or a slice (`x[i] = v`) is",
-                               _NO_MUTATION)
+                               _NO_ITEM_ASSIGNMENT)
         if isinstance(target, ast.Attribute):
             return self.refuse(target, "assignment to an attribute (`x.a = v`) is",
                                _NO_MUTATION)
         return self.refuse(target)
+
+    def visit_Delete(self, node):
+        for target in node.targets:
+            if isinstance(target, ast.Subscript):
+                raise self.refuse(target, "deleting an element (`del x[k]`) is", _NO_DELETION)
+        raise self.refuse(node)
 
     def visit_Expr(self, node):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
@@ -660,11 +718,13 @@ class Parser:
             raise self.refuse(node.orelse[0], "`for ... else` is",
                               "use a variable to remember how the loop ended")
         it = node.iter
-        if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+        if getattr(node, "in_comprehension", False):
+            self.for_sequence(node, unrolled=True)
+        elif (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
                 and self._static_object(it.func) is range):
             self.for_range(node)
         else:
-            self.for_tuple(node)
+            self.for_sequence(node)
 
     def for_range(self, node):
         """`for i in range(start, stop, step)`: a counting loop on a hidden counter."""
@@ -703,22 +763,208 @@ class Parser:
 
         self.loop(node, "for", cond, enter)
 
-    def for_tuple(self, node):
-        """`for x in t`: iterate over a tuple by its tail, `t` being a hidden phi."""
+    def for_sequence(self, node, unrolled=False):
+        """`for x in seq`: a hidden state per sequence (several for `zip`), made and
+        stepped by the library (myia.lib.builtins: iter_start, iter_more, iter_next);
+        `enumerate` counts with the state's index.  `unrolled` (the loops of a
+        comprehension, which build a list of static length): an array or a range is
+        walked as the tuple of its elements, so that the loop runs once per element
+        at compile time even where an `if` leaves the list as it is."""
         loc = self.loc(node.iter)
-        seq = self.ssa.hidden_name(_target_name(node.target) + ".seq")
-        self.block.write(seq, self.expr(node.iter))
+        sources = []
+        shape = self._iteration(node.iter, loc, sources)
+        states = []
+        for src in sources:
+            name = self.ssa.hidden_name(_target_name(node.target) + ".iter")
+            seq = self.expr(src)
+            if unrolled:
+                seq = self._lib_call(lib.builtins.py_tuple, [seq], loc)
+            self.block.write(name, self._lib_call(lib.builtins.iter_start, [seq], loc))
+            states.append(name)
 
         def cond():
-            rest = self.block.read(seq, loc)
-            return self.apply(P.gt, self.apply(P.len_, rest, loc=loc), 0, loc=loc)
+            test = None
+            for name in states:
+                more = self._lib_call(lib.builtins.iter_more, [self.block.read(name, loc)],
+                                      loc)
+                test = more if test is None else self.apply(P.switch, test, more, False,
+                                                            loc=loc)
+            return test
 
         def enter(body):
-            rest = body.read(seq, loc)
-            body.write(seq, self.apply(P.tuple_tail, rest, loc=loc))
-            self.assign(node.target, self.apply(P.tuple_getitem, rest, 0, loc=loc))
+            values, indexes = [], []
+            for name in states:
+                state = body.read(name, loc)
+                indexes.append(self.apply(P.tuple_getitem, state, 1, loc=loc))
+                step = self._lib_call(lib.builtins.iter_next, [state], loc)
+                body.write(name, self.apply(P.tuple_getitem, step, 1, loc=loc))
+                values.append(self.apply(P.tuple_getitem, step, 0, loc=loc))
+            self.assign(node.target, self._loop_value(shape, values, indexes, loc))
 
         self.loop(node, kind="for", cond=cond, enter=enter)
+
+    def _iteration(self, it, loc, sources):
+        """The shape of what a `for` over `it` gives, appending the sequences it walks
+        to `sources`: `zip(a, b)` walks a and b side by side, `enumerate(s, start)`
+        walks s and counts (nested: `enumerate(zip(X, Y))`), anything else is one
+        sequence.  Shapes: ("seq", k), ("zip", [shapes]), ("enumerate", start node,
+        the first sequence it walks, shape)."""
+        if isinstance(it, ast.Call) and isinstance(it.func, (ast.Name, ast.Attribute)) \
+                and not any(isinstance(a, ast.Starred) for a in it.args) \
+                and all(k.arg is not None for k in it.keywords):
+            fn = self._static_object(it.func)
+            if fn is zip and it.args and not it.keywords:
+                return ("zip", [self._iteration(a, loc, sources) for a in it.args])
+            n = len(it.args) + len(it.keywords)
+            if fn is enumerate and it.args and n <= 2 \
+                    and all(k.arg == "start" for k in it.keywords):
+                if len(it.args) == 2:
+                    start = self.expr(it.args[1])
+                elif it.keywords:
+                    start = self.expr(it.keywords[0].value)
+                else:
+                    start = Constant(0, loc)
+                first = len(sources)
+                return ("enumerate", start, first, self._iteration(it.args[0], loc, sources))
+        sources.append(it)
+        return ("seq", len(sources) - 1)
+
+    def _loop_value(self, shape, values, indexes, loc):
+        """The value of a loop's target, from its shape (see `_iteration`), the next
+        element of each sequence, and the index of each (the elements seen before)."""
+        if shape[0] == "seq":
+            return values[shape[1]]
+        if shape[0] == "zip":
+            return self.apply(P.make_tuple, *[self._loop_value(s, values, indexes, loc)
+                                              for s in shape[1]], loc=loc)
+        _, start, first, inner = shape
+        count = self.apply(P.add, start, indexes[first], loc=loc)
+        return self.apply(P.make_tuple, count, self._loop_value(inner, values, indexes, loc),
+                          loc=loc)
+
+    def _lib_call(self, fn, args, loc):
+        """A call of `fn`, a function of myia.lib, on the nodes `args`."""
+        return self.call(self._operation(fn, loc, fn.__name__), args, [], loc, fn.__name__)
+
+    # ---- lists, dicts and comprehensions ---------------------------------------------
+
+    def visit_List(self, node):
+        """`[a, b]`; `[a, *rest]` is `[a] + list(rest)`."""
+        loc = self.loc(node)
+        parts, current = [], []
+        for e in node.elts:
+            if isinstance(e, ast.Starred):
+                if current:
+                    parts.append(self._list_of(current, loc))
+                    current = []
+                parts.append(self._lib_call(lib.builtins.py_list, [self.expr(e.value)], loc))
+            else:
+                current.append(self.expr(e))
+        if current or not parts:
+            parts.append(self._list_of(current, loc))
+        out = parts[0]
+        for part in parts[1:]:
+            out = self._lib_call(lib.builtins.list_concat, [out, part], loc)
+        return out
+
+    def _list_of(self, nodes, loc):
+        return self.apply(P.tuple_as, self.apply(P.make_tuple, *nodes, loc=loc), "list",
+                          loc=loc)
+
+    def visit_Dict(self, node):
+        """`{k: v, ...}` (keys known at compile time); `{**a, k: v}` merges in order."""
+        loc = self.loc(node)
+        parts, keys, values = [], [], []
+        for k, v in zip(node.keys, node.values):
+            if k is None:  # **d
+                if keys:
+                    parts.append(self._dict_of(keys, values, loc))
+                    keys, values = [], []
+                parts.append(self.expr(v))
+            else:
+                keys.append(self.expr(k))
+                values.append(self.expr(v))
+        if keys or not parts:
+            parts.append(self._dict_of(keys, values, loc))
+        out = parts[0]
+        for part in parts[1:]:
+            out = self._lib_call(lib.builtins.dict_merge, [out, part], loc)
+        return out
+
+    def _dict_of(self, keys, values, loc):
+        """A dict of the key and value nodes: its kind is a constant when the keys
+        are (a key given twice keeps its first place and its last value, as in
+        Python); otherwise inference checks the keys it computes."""
+        if all(isinstance(k, Constant) and isinstance(k.value, KEY_TYPES) for k in keys):
+            entries = {}
+            for k, v in zip(keys, values):
+                entries[(type(k.value), k.value)] = (k.value, v)
+            kind = Constant(("dict", tuple(k for k, _ in entries.values())), loc)
+            values = [v for _, v in entries.values()]
+        else:
+            kind = self.apply(P.make_tuple, "dict", self.apply(P.make_tuple, *keys, loc=loc),
+                              loc=loc)
+        return self.apply(P.tuple_as, self.apply(P.make_tuple, *values, loc=loc), kind,
+                          loc=loc)
+
+    def visit_ListComp(self, node):
+        return self.comprehension(node)
+
+    visit_GeneratorExp = visit_DictComp = visit_ListComp
+
+    def comprehension(self, node):
+        """A comprehension is a nested function (its variables are its own), called
+        where it is written."""
+        loc = self.loc(node)
+        name = {"list": "<listcomp>", "tuple": "<genexpr>", "dict": "<dictcomp>"}
+        graph = Graph(name[_COMPREHENSIONS[type(node)]], loc)
+        self.nested_function(node, graph)
+        return self.apply(Constant(graph, loc), loc=loc)
+
+    def comprehension_body(self):
+        """The body of a comprehension's function: acc = () (or {}), its loops and
+        `if`s around `acc = tuple_cons(element, acc)` (or dict_set(acc, k, v)), then
+        acc reversed (as a list for a list comprehension).  (Consing, not `+`: the
+        derivative rules of tuple_cons and of slices hold on any program, typed or not.)"""
+        node = self.node
+        loc = self.loc(node)
+        self.comprehension_acc = self.ssa.hidden_name("comprehension.acc")
+        self.block.write(self.comprehension_acc,
+                         Constant(_EMPTY[_COMPREHENSIONS[type(node)]], loc))
+        stmt = ast.copy_location(ComprehensionElement(node), node)
+        for gen in reversed(node.generators):
+            if gen.is_async:
+                raise self.refuse(gen.iter, "`async for` in a comprehension is",
+                                  "use a plain `for`")
+            if gen.ifs:
+                test = gen.ifs[0]
+                if len(gen.ifs) > 1:
+                    test = ast.BoolOp(op=ast.And(), values=gen.ifs)
+                    _locate(test, gen.ifs[0], gen.ifs[-1])
+                stmt = _locate(ast.If(test=test, body=[stmt], orelse=[]), test, test)
+            stmt = _locate(ast.For(target=gen.target, iter=gen.iter, body=[stmt], orelse=[]),
+                           gen.target, gen.iter)
+            stmt.in_comprehension = True
+        self.stmt(stmt)
+        acc = self.block.read(self.comprehension_acc, loc)
+        kind = _COMPREHENSIONS[type(node)]
+        if kind == "dict":
+            return acc
+        acc = self.apply(P.getitem, acc, Constant(slice(None, None, -1), loc), loc=loc)
+        if kind == "list":
+            acc = self.apply(P.tuple_as, acc, "list", loc=loc)
+        return acc
+
+    def visit_ComprehensionElement(self, stmt):
+        node = stmt.node
+        loc = self.loc(node)
+        acc = self.block.read(self.comprehension_acc, loc)
+        if isinstance(node, ast.DictComp):
+            new = self._lib_call(lib.builtins.dict_set,
+                                 [acc, self.expr(node.key), self.expr(node.value)], loc)
+        else:
+            new = self.apply(P.tuple_cons, self.expr(node.elt), acc, loc=loc)
+        self.block.write(self.comprehension_acc, new)
 
     def loop(self, node, kind, cond, enter):
         """The blocks of a loop.  The current block jumps to `kind_header`, a join block
@@ -813,6 +1059,8 @@ class Parser:
         return self.apply(P.make_tuple, *[self.expr(e) for e in node.elts], loc=self.loc(node))
 
     def _binary_op(self, op, node):
+        if isinstance(op, ast.MatMult):  # np.matmul: library code (batched, 1-d promoted)
+            return self._operation(lib.np_linalg.np_matmul, self.loc(node), "@")
         try:
             return BINARY_OPS[type(op)]
         except KeyError:
@@ -836,7 +1084,7 @@ class Parser:
             return self.expr(node.operand)
         if isinstance(op, ast.Not):
             return self.apply(P.not_, self.expr(node.operand), loc=loc)
-        raise self.refuse(node, "the operator `~` is", "use `not` or np.logical_not")
+        return self.apply(P.invert, self.expr(node.operand), loc=loc)  # `~`
 
     def visit_BoolOp(self, node):
         return self._bool_op(node.op, node.values, node)
@@ -882,20 +1130,19 @@ class Parser:
         return self.switch(cond, rest, keep, loc)
 
     def _compare_one(self, op, left, right, loc, node):
+        if isinstance(op, (ast.In, ast.NotIn)):
+            test = self._lib_call(lib.builtins.py_contains, [right, left], loc)
+            return test if isinstance(op, ast.In) else self.apply(P.not_, test, loc=loc)
         if isinstance(op, (ast.Is, ast.IsNot)):
-            # Only `x is None`, for a constant or a parameter (whose value is None when
-            # the caller passed None or left the default): then `is` is `==`.
+            # Only `x is None`: a question about the type of x, answered at compile time
             def is_none(n):
                 return isinstance(n, Constant) and n.value is None
 
-            def simple(n):
-                return isinstance(n, (Constant, Parameter))
-
-            if (is_none(left) and simple(right)) or (is_none(right) and simple(left)):
-                prim = P.eq if isinstance(op, ast.Is) else P.ne
-                return self.apply(prim, left, right, loc=loc)
+            if is_none(left) or is_none(right):
+                test = self.apply(P.is_none, right if is_none(left) else left, loc=loc)
+                return test if isinstance(op, ast.Is) else self.apply(P.not_, test, loc=loc)
             raise MyiaSyntaxError(
-                "`is` is only supported to compare a parameter or a constant with None",
+                "`is` is only supported to compare a value with None",
                 loc, hint="use `==` to compare values",
             )
         try:
@@ -945,6 +1192,8 @@ class Parser:
                                   "pass the keyword arguments one by one")
         func = node.func
         text = ast.unparse(func)
+        if node.keywords and isinstance(func, ast.Name) and self._static_object(func) is dict:
+            return self._dict_call(node, loc)
         keywords = [(k.arg, self.expr(k.value), self.loc(k)) for k in node.keywords]
         if isinstance(func, ast.Attribute):
             _check_dunder(func, self.source)
@@ -954,10 +1203,33 @@ class Parser:
         args = [self.expr(a) for a in node.args]
         return self.call(fn, args, keywords, loc, text)
 
+    def _dict_call(self, node, loc):
+        """`dict(a=1, b=x)`, `dict(d, c=y)`: the keywords are the keys."""
+        if len(node.args) > 1:
+            raise MyiaTypeError(f"dict expected at most 1 argument, got {len(node.args)}", loc)
+        keys = [Constant(k.arg, self.loc(k)) for k in node.keywords]
+        out = self._dict_of(keys, [self.expr(k.value) for k in node.keywords], loc)
+        if node.args:
+            base = self._lib_call(lib.builtins.py_dict, [self.expr(node.args[0])], loc)
+            out = self._lib_call(lib.builtins.dict_merge, [base, out], loc)
+        return out
+
     def _method_call(self, node, func, keywords, loc, text):
-        """`x.sum(axis=0)`: lib.ARRAY_METHODS["sum"](x, axis=0)."""
+        """`x.sum(axis=0)`: lib.ARRAY_METHODS["sum"](x, axis=0); `d.items()`:
+        lib.CONTAINER_METHODS["items"](d)."""
         attr = func.attr
         if attr not in lib.ARRAY_METHODS:
+            if attr in lib.CONTAINER_METHODS:
+                fn = self._operation(lib.CONTAINER_METHODS[attr], loc, text)
+                args = [self.expr(func.value)] + [self.expr(a) for a in node.args]
+                return self.call(fn, args, keywords, loc, text)
+            if attr in lib.MUTATING_METHODS:
+                x = ast.unparse(func.value)
+                args = ", ".join(ast.unparse(a) for a in node.args) or "v"
+                raise MyiaSyntaxError(
+                    f"lists and dicts are values in Myia: `{ast.unparse(node)}` cannot "
+                    f"change `{x}` in place", loc,
+                    hint=lib.MUTATING_METHODS[attr].format(x=x, args=args))
             raise _unknown_attribute(func, self.loc(func))
         base = self.expr(func.value)
         fn = self._operation(lib.ARRAY_METHODS[attr], loc, text)
@@ -1031,6 +1303,13 @@ def _target_name(target):
     return target.id if isinstance(target, ast.Name) else "for"
 
 
+def _locate(node, first, last):
+    """`node` (made by the parser) with the location from `first` to `last`."""
+    node.lineno, node.col_offset = first.lineno, first.col_offset
+    node.end_lineno, node.end_col_offset = last.end_lineno, last.end_col_offset
+    return node
+
+
 def _span(first, last):
     """An ast-like object spanning from `first` to `last` (for locations)."""
     return types.SimpleNamespace(
@@ -1042,5 +1321,6 @@ def _unknown_attribute(node, loc):
     known = sorted(set(lib.ARRAY_ATTRIBUTES) | set(lib.ARRAY_METHODS))
     return MyiaSyntaxError(
         f"attribute `.{node.attr}` is not supported (in `{ast.unparse(node)}`)", loc,
-        hint="the supported attributes of arrays are " + ", ".join(f".{k}" for k in known),
+        hint="the supported attributes of arrays are " + ", ".join(f".{k}" for k in known)
+        + "; the methods of dicts are " + ", ".join(f".{k}()" for k in lib.CONTAINER_METHODS),
     )

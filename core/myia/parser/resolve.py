@@ -12,6 +12,7 @@ builtins.  `Resolver.to_node` then turns the Python value into a node, in this o
     module                     a namespace: only attribute access resolves it
     Python function            Constant(parse(fn))
     int, float, str, None, ndarray, NumPy scalar, tuple of these: Constant(value)
+    list, dict                 tuple_as(make_tuple(items...), kind): a list or a dict
     anything else              an error that says why and what to do
 """
 
@@ -117,7 +118,28 @@ class Resolver:
         if isinstance(value, tuple):
             nodes = [self.to_node(v, graph, loc, f"{text}[{i}]") for i, v in enumerate(value)]
             return graph.apply(P.make_tuple, *nodes, loc=loc)
+        if isinstance(value, (list, dict)):
+            return self._container(value, graph, loc, text)
         raise self._unsupported(value, loc, text)
+
+    def _container(self, value, graph, loc, text):
+        """A global list or dict: its value when the first parse reads it (a constant
+        of the program, as any global), a list or a dict of the nodes of its items."""
+        from ..prim.containers import KEY_TYPES
+
+        if isinstance(value, dict):
+            for k in value:
+                if not isinstance(k, KEY_TYPES) or isinstance(k, np.generic):
+                    raise MyiaTypeError(
+                        f"cannot compile `{text}`: a dict key of type {type(k).__name__} "
+                        f"({k!r})", loc, hint="the keys of a dict must be strings, ints, "
+                        "bools or None")
+            items, kind = list(value.items()), ("dict", tuple(value))
+        else:
+            items, kind = list(enumerate(value)), "list"
+        nodes = [self.to_node(v, graph, loc, f"{text}[{k!r}]") for k, v in items]
+        return graph.apply(P.tuple_as, graph.apply(P.make_tuple, *nodes, loc=loc), kind,
+                           loc=loc)
 
     def _unsupported(self, value, loc, text):
         if value is range:
@@ -135,9 +157,7 @@ class Resolver:
         elif callable(value):
             what = f"a callable object of type {type(value).__name__}"
         else:
-            hint = "use numbers, strings, None, NumPy arrays or tuples of them"
-            if isinstance(value, list):
-                hint = "use a tuple instead of a list"
+            hint = "use numbers, strings, None, NumPy arrays or tuples, lists and dicts of them"
             return MyiaTypeError(
                 f"cannot compile `{text}`: a value of type {type(value).__name__} is "
                 f"not supported", loc, hint=hint,

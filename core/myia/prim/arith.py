@@ -237,8 +237,25 @@ def _sign(x):
 abs = Primitive("abs", _int64(lambda x: np.abs(x) if isinstance(x, np.ndarray) else operator.abs(x),
                               "abs"))
 sign = Primitive("sign", _sign, "-1, 0 or 1", nondiff=True)
-floor = Primitive("floor", lambda x: np.floor(x) if isinstance(x, np.ndarray) else float(np.floor(x)),
-                  nondiff=True)
+
+
+def _rounding(np_fn):
+    def impl(x):
+        return np_fn(x) if isinstance(x, np.ndarray) else float(np_fn(x))
+
+    impl.__name__ = np_fn.__name__
+    return impl
+
+
+# Rounding to an integral float (NumPy: a float result; piecewise constant, so not
+# differentiable: the sensitivity is zero, as autograd and JAX give).  Each is the C
+# function (and LLVM intrinsic) of the same name; np.round is rint (halves to even).
+floor = Primitive("floor", _rounding(np.floor), "round down", nondiff=True)
+ceil = Primitive("ceil", _rounding(np.ceil), "round up", nondiff=True)
+trunc = Primitive("trunc", _rounding(np.trunc), "round toward zero", nondiff=True)
+rint = Primitive("rint", _rounding(np.rint), "round to nearest, halves to even", nondiff=True)
+#: the rounding primitives, by the name of their C function
+ROUNDING = {floor: "floor", ceil: "ceil", trunc: "trunc", rint: "rint"}
 
 
 @bprop(abs)

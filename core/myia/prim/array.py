@@ -3,19 +3,21 @@ and creation in `shape`.)"""
 
 import numpy as np
 
-from ..errors import MyiaShapeError
+from ..errors import MyiaShapeError, MyiaValueError
 from .arith import eq
 from .grad_ops import zeros_like
 from . import series as S
 from .primitive import PIECEWISE_LINEAR, Primitive, bprop, jet, jvp, linear_in
-from .shape import (_as_array, _axes, broadcast_to, ndim, reduced_shape, reshape, shape,
-                    transpose)
+from .shape import (_as_array, _axes, astype, broadcast_to, dtype, ndim, reduced_shape, reshape,
+                    shape, transpose)
 
 
 def _reduce(np_fn):
     def impl(x, axis, keepdims):
         x = _as_array(x)
-        _axes(axis, x.ndim)  # checks the axes
+        axes = _axes(axis, x.ndim)  # checks the axes
+        if len(set(axes)) != len(axes):
+            raise MyiaShapeError(f"duplicate value in axis {axis}")
         out = np_fn(x, axis=axis, keepdims=keepdims)
         return out[()] if isinstance(out, np.ndarray) and out.ndim == 0 else out
 
@@ -44,7 +46,7 @@ jet(reduce_sum)(linear_in(0))
 def bprop_reduce_max(x, axis, keepdims, out, dout):
     # ties share the sensitivity evenly
     kept = reduced_shape(shape(x), axis)
-    mask = eq(x, reshape(out, kept)) * 1.0
+    mask = astype(eq(x, reshape(out, kept)), dtype(x))  # float32 stays float32
     count = reduce_sum(mask, axis, True)
     d = mask * reshape(dout, kept) / count
     return (d, zeros_like(axis), False)
@@ -58,6 +60,27 @@ def jvp_reduce_max(x, axis, keepdims, dx, daxis, dkeepdims):
 
 
 jet(reduce_max)(PIECEWISE_LINEAR)
+
+
+def _arg_extremum(np_fn, what):
+    def impl(x, axis, keepdims):
+        x = _as_array(x)
+        if x.ndim == 0:
+            raise MyiaShapeError(f"{what} needs an array of at least one dimension, got a scalar")
+        (axis,) = _axes(axis, x.ndim)
+        if x.shape[axis] == 0:
+            raise MyiaValueError(f"attempt to get {what} of an empty sequence")
+        out = np_fn(x, axis=axis, keepdims=keepdims)
+        return out[()] if out.ndim == 0 else out
+
+    return impl
+
+
+# the first position of the extremum along one axis (of the first nan, if any: NumPy's)
+argmax = Primitive("argmax", _arg_extremum(np.argmax, "argmax"),
+                   "np.argmax(x, axis, keepdims) along one axis", nondiff=True)
+argmin = Primitive("argmin", _arg_extremum(np.argmin, "argmin"),
+                   "np.argmin(x, axis, keepdims) along one axis", nondiff=True)
 
 
 def _dot(a, b):

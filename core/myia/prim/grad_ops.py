@@ -48,7 +48,10 @@ def _gadd(x, y):
     if isinstance(x, tuple):
         if not isinstance(y, tuple) or len(x) != len(y):
             raise MyiaTypeError(f"cannot add sensitivities {x!r} and {y!r}")
-        return tuple(_gadd(a, b) for a, b in zip(x, y))
+        from .containers import same_container
+
+        return same_container(x if type(x) is not tuple else y,
+                              [_gadd(a, b) for a, b in zip(x, y)])
     if isinstance(x, EnvInstance):
         return x.add(y)
     if x is None:
@@ -61,7 +64,9 @@ def _gadd(x, y):
 def _zeros_like(x):
     """The zero sensitivity for a value of x's structure."""
     if isinstance(x, tuple):
-        return tuple(_zeros_like(e) for e in x)
+        from .containers import same_container
+
+        return same_container(x, [_zeros_like(e) for e in x])
     if isinstance(x, np.ndarray):
         return np.zeros_like(x)
     if isinstance(x, (bool, np.bool_)):

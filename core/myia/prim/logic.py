@@ -61,6 +61,30 @@ def _to_float(x):
 
 
 not_ = Primitive("not", _not, "logical negation", nondiff=True)
+def _bitwise(op, name):
+    def impl(*args):
+        if any(isinstance(a, (float, np.floating)) or
+               (isinstance(a, np.ndarray) and a.dtype.kind == "f") for a in args):
+            raise MyiaTypeError(f"{name} is defined for bools and integers, not floats",
+                                hint="compare floats to make masks: (x > 0) & (y < 1)")
+        return op(*args)
+
+    impl.__name__ = name
+    return impl
+
+
+# `&`, `|`, `^`, `~`: logical on bools (masks), bitwise on integers, as in NumPy
+bitwise_and = Primitive("bitwise_and", _bitwise(operator.and_, "&"), "x & y", nondiff=True)
+bitwise_or = Primitive("bitwise_or", _bitwise(operator.or_, "|"), "x | y", nondiff=True)
+bitwise_xor = Primitive("bitwise_xor", _bitwise(operator.xor, "^"), "x ^ y", nondiff=True)
+invert = Primitive("invert", _bitwise(lambda x: ~x if not isinstance(x, bool) else not x, "~"),
+                   "~x (not x for a bool)", nondiff=True)
+#: the bitwise primitives, by their LLVM instruction
+BITWISE = {bitwise_and: "and_", bitwise_or: "or_", bitwise_xor: "xor", invert: "not_"}
+
+# `x is None`: a question about x's type, answered at compile time (an array, a number
+# or a tuple is never None), so that `if a_min is None:` chooses a branch statically
+is_none = Primitive("is_none", lambda x: x is None, "x is None", nondiff=True)
 truth = Primitive("truth", _truth, "the truth value of a condition (bool(x))", nondiff=True)
 to_int = Primitive("to_int", _to_int, "int(x), truncating", nondiff=True)
 to_float = Primitive("to_float", _to_float, "float(x)")

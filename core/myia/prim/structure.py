@@ -3,6 +3,7 @@
 import numpy as np
 
 from ..errors import MyiaAssertionError, MyiaTypeError, MyiaValueError
+from .containers import same_container
 from .grad_ops import zeros_like
 from .primitive import Primitive, bprop, jet, jvp, linear_in
 
@@ -31,6 +32,7 @@ jet(switch)(linear_in(1, 2))
 
 # make_tuple takes any number of inputs: its bprop is built per arity by myia.ad.
 make_tuple = Primitive("make_tuple", lambda *xs: xs, "(x, y, ...)")
+jet(make_tuple)(linear_in())  # the tuple of the inputs' coefficients
 
 
 def _check_tuple(t, what):
@@ -48,7 +50,7 @@ def _tuple_getitem(t, i):
 
 def _tuple_setitem(t, i, v):
     _check_tuple(t, "tuple_setitem")
-    return t[:i] + (v,) + t[i + 1:] if i != -1 else t[:-1] + (v,)
+    return same_container(t, t[:i] + (v,) + t[i + 1:] if i != -1 else t[:-1] + (v,))
 
 
 tuple_getitem = Primitive("tuple_getitem", _tuple_getitem, "t[i] for a constant i")
@@ -109,11 +111,23 @@ def jvp_tuple_cons(h, t, dh, dt):
 jet(tuple_cons)(linear_in(0, 1))
 
 
+def _key_position(x, index):
+    """A dict's key as the position of its value (a DictValue knows its keys: what
+    the VM runs where specialization left a dict untyped; elsewhere the specializer
+    has made keys positions already)."""
+    if type(x).__name__ == "DictValue" and not isinstance(index, slice):
+        try:
+            return x.keys.index(index)
+        except ValueError:
+            raise MyiaValueError(f"key {index!r} is not in the dict") from None
+    return index
+
+
 def _getitem(x, index):
     if isinstance(x, tuple):
         if isinstance(index, slice):
             return x[index]
-        return _tuple_getitem(x, index)
+        return _tuple_getitem(x, _key_position(x, index))
     if isinstance(x, np.ndarray):
         try:
             out = x[index]
@@ -127,11 +141,8 @@ def _getitem_grad(x, index, d):
     """The sensitivity of x[index] is d; this is the sensitivity of x."""
     if isinstance(x, tuple):
         z = list(zeros_like.impl(x))
-        if isinstance(index, slice):
-            z[index] = d
-        else:
-            z[index] = d
-        return tuple(z)
+        z[_key_position(x, index)] = d
+        return same_container(x, z)
     out = np.zeros_like(x)
     np.add.at(out, index, d)
     return out
@@ -198,7 +209,7 @@ def _assert(cond, message):
 
 
 def _len(x):
-    if isinstance(x, (tuple, np.ndarray)):
+    if isinstance(x, (tuple, np.ndarray, str)):  # (a str: a dict's key)
         return len(x)
     raise MyiaTypeError(f"len() of a {type(x).__name__}")
 

@@ -350,8 +350,10 @@ class Emulator:
     def __init__(self):
         for name in ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
                      "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
-                     "arccosh", "arctanh", "sqrt", "abs", "sign", "floor", "logical_not",
+                     "arccosh", "arctanh", "sqrt", "abs", "sign", "floor", "ceil", "trunc",
+                     "rint", "invert", "logical_not",
                      "zeros_like", "ones_like", "transpose", "sum", "max",
+                     "prod", "cumsum", "cumprod", "flip", "argmax", "argmin",
                      "ascontiguousarray"):
             setattr(self, name, _fn1(getattr(np, name)))
         for name in ("true_divide", "floor_divide", "mod", "power", "maximum", "minimum",

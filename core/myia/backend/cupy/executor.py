@@ -119,10 +119,14 @@ class CupyBackend:
     # ---- running ------------------------------------------------------------------------
 
     def __call__(self, graph, args, to_numpy=False):
+        from ...arguments import exit_value, internal_values
+
         prog = self.program(graph, args)
         table = self.table
-        out = self.vm.call(Closure(prog.graph, None), [table.to_device(a) for a in args])
-        return to_numpy_values(out, table) if to_numpy else finish(out, table)
+        out = self.vm.call(Closure(prog.graph, None),
+                           [table.to_device(a) for a in internal_values(args)])
+        out = to_numpy_values(out, table) if to_numpy else finish(out, table)
+        return exit_value(out, prog.graph.flags.get("result"))  # (lists and dicts)
 
 
 def finish(value, table):

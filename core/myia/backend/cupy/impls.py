@@ -280,6 +280,27 @@ def _device_impls(table):
 
         return run
 
+    def cumulative(fn, what):
+        def run(x, axis, reverse):
+            from ...prim.cumulative import scan_axis
+
+            x = dev(x)
+            axis = scan_axis(axis, x.ndim, what)  # the host impl's errors
+            if reverse:
+                return xp.flip(fn(xp.flip(x, axis), axis=axis), axis)
+            return fn(x, axis=axis)
+
+        return run
+
+    def arg_extremum(prim, fn):
+        def run(x, axis, keepdims):
+            x = dev(x)
+            if x.ndim == 0 or x.shape[axis] == 0:
+                return prim.impl(table.to_host(x), axis, keepdims)  # the host impl's error
+            return fn(x, axis=axis, keepdims=keepdims)
+
+        return run
+
     def dot(a, b):
         from ...errors import MyiaShapeError
 
@@ -291,6 +312,17 @@ def _device_impls(table):
             raise MyiaShapeError(
                 f"shapes {a.shape} and {b.shape} are not aligned for a matrix product")
         return xp.dot(a, b)
+
+    def batch_matmul(a, b):
+        from ...errors import MyiaShapeError
+
+        a, b = dev(a), dev(b)
+        if a.ndim < 2 or a.ndim != b.ndim or a.shape[:-2] != b.shape[:-2] \
+                or a.shape[-1] != b.shape[-2]:
+            raise MyiaShapeError(
+                f"batch_matmul of shapes {a.shape} and {b.shape}: expected (..., m, k) and "
+                f"(..., k, n) with the same leading axes")
+        return xp.matmul(a, b)
 
     def array_to_scalar(x):
         from ...errors import MyiaShapeError
@@ -394,6 +426,28 @@ def _device_impls(table):
     def sign(x):
         return xp.sign(dev(x))
 
+    def concatenate(xs, axis):
+        from ...prim.rearrange import concat_shape
+
+        xs = [dev(x) for x in xs]
+        shape = concat_shape([tuple(x.shape) for x in xs], [x.dtype.name for x in xs], axis)
+        axis %= len(shape)
+        out = xp.empty(shape, xs[0].dtype)
+        start = 0
+        for x in xs:  # each part into its slab
+            out[(slice(None),) * axis + (slice(start, start + x.shape[axis]),)] = x
+            start += x.shape[axis]
+        return out
+
+    def split(x, bounds, axis):
+        from ...prim.rearrange import check_bounds, normalize_axis
+
+        x = dev(x)
+        axis = normalize_axis(axis, x.ndim)
+        points = check_bounds(bounds, x.shape[axis])
+        lead = (slice(None),) * axis
+        return tuple(x[lead + (slice(a, b),)] for a, b in zip(points, points[1:]))
+
     return {
         P.add: binary(operator.add), P.sub: binary(operator.sub),
         P.mul: binary(operator.mul), P.truediv: truediv, P.floordiv: floordiv,
@@ -401,18 +455,26 @@ def _device_impls(table):
         **{p: unary(getattr(xp, p.name)) for p, (_, n) in LIBM.items() if n == 1},
         **{p: binary(getattr(xp, p.name)) for p, (_, n) in LIBM.items() if n == 2},
         P.abs: unary(xp.abs),
-        P.sign: sign, P.floor: unary(xp.floor),
+        P.sign: sign, P.floor: unary(xp.floor), P.ceil: unary(xp.ceil),
+        P.trunc: unary(xp.trunc), P.rint: unary(xp.rint),
         P.maximum: maximum, P.minimum: minimum, P.where: where,
         P.eq: binary(operator.eq), P.ne: binary(operator.ne), P.lt: binary(operator.lt),
         P.le: binary(operator.le), P.gt: binary(operator.gt), P.ge: binary(operator.ge),
-        P.not_: unary(xp.logical_not), P.to_int: to_int, P.to_float: to_float, P.astype: astype,
+        P.not_: unary(xp.logical_not), P.invert: unary(xp.invert),
+        P.bitwise_and: binary(operator.and_), P.bitwise_or: binary(operator.or_),
+        P.bitwise_xor: binary(operator.xor), P.to_int: to_int, P.to_float: to_float, P.astype: astype,
         P.full: full, P.reshape: reshape, P.transpose: transpose,
         P.broadcast_to: broadcast_to, P.sum_to: sum_to, P.unbroadcast: unbroadcast,
         P.reduce_sum: reduce(xp.sum), P.reduce_max: reduce(xp.max), P.dot: dot,
+        P.reduce_prod: reduce(xp.prod), P.cumsum: cumulative(xp.cumsum, "cumsum"),
+        P.cumprod: cumulative(xp.cumprod, "cumprod"),
+        P.argmax: arg_extremum(P.argmax, xp.argmax), P.argmin: arg_extremum(P.argmin, xp.argmin),
+        P.batch_matmul: batch_matmul,
         P.array_to_scalar: array_to_scalar, P.getitem: getitem,
         P.getitem_grad: getitem_grad, P.zeros_like: zeros_like, P.ones_like: ones_like,
         P.grad_seed: grad_seed, P.gadd: gadd, P.len_: len_, P.shape: shape,
         P.ndim: ndim, P.dtype: dtype,
+        P.concatenate: concatenate, P.split: split,
     }
 
 

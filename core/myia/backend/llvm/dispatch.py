@@ -30,8 +30,7 @@ import time
 from ...ir import manage
 from . import runtime
 from .lower import Lowering
-from .ltypes import of_value
-from .wrapper import DEEP, MISMATCH, EntryBuilder, make_callable
+from .wrapper import DEEP, MISMATCH, EntryBuilder, make_callable, value_type, with_kinds
 
 #: the stack of the thread that runs deep calls
 DEEP_STACK_SIZE = 1 << 30
@@ -89,7 +88,10 @@ def _compile_program(graph, dump):
     # called once per call from each of the two entries: one copy of the code
     body.attributes.add("noinline")
     entry_name = f"{runtime.PREFIX}_entry"
-    EntryBuilder(L.module, eng, entry_name, arg_types, out_type, body,
+    # (lists and dicts are tuples inside: the entry converts them)
+    boundary_args = [with_kinds(t, p.abstract) for t, p in zip(arg_types, graph.parameters)]
+    boundary_out = with_kinds(out_type, graph.flags.get("result", graph.output.abstract))
+    EntryBuilder(L.module, eng, entry_name, boundary_args, boundary_out, body,
                  deep_budget=DEEP_STACK_SIZE - DEEP_STACK_MARGIN,
                  constants=L.constants).build()
     code = eng.compile(L.module, [entry_name], dump=dump)
@@ -196,7 +198,7 @@ class Dispatcher:
         from ...arguments import entry_values
 
         args = entry_values(args)  # what the native entry did not take as it is
-        key = tuple(of_value(a) for a in args)
+        key = tuple(value_type(a) for a in args)
         c = self.cache.get(key) if None not in key else None
         if c is None:
             from ...gc_pause import gc_paused

@@ -24,7 +24,7 @@ order (both are accurate; results agree to ~1e-15 relative).
 
 Products.  `dot` calls BLAS (`dgemm`/`dgemv`/`ddot`, `s*` for float32) on operands
 with a unit stride on one axis (a transpose is a flag, not a copy); other operands
-are copied first.  int64 products use a plain loop.
+are copied first.  int64 and bool products use a plain loop.
 """
 
 import llvmlite.ir as ir
@@ -42,10 +42,12 @@ from .ltypes import EMPTY, ELEM_IR, ITEMSIZE, Array, Scalar, Static, Tuple, arra
 from .ops_scalar import (FLOATS, cast, const_like, ew_binary, ew_unary, ew_where, splat)
 from .runtime import F32, F64, I1, I8, I32, I64, PTR, declare
 
-EW_UNARY = {"neg", "abs", "sign", "floor", "not", "to_float", "to_int", "astype"} | {
+EW_UNARY = {"neg", "abs", "sign", "floor", "ceil", "trunc", "rint", "not", "invert",
+            "to_float", "to_int", "astype"} | {
     p.name for p, (_, n) in LIBM.items() if n == 1}
 EW_BINARY = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "maximum", "minimum",
-             "eq", "ne", "lt", "le", "gt", "ge", "gadd"} | {
+             "eq", "ne", "lt", "le", "gt", "ge", "gadd", "bitwise_and", "bitwise_or",
+             "bitwise_xor"} | {
     p.name for p, (_, n) in LIBM.items() if n == 2}
 EW_ALL = EW_UNARY | EW_BINARY | {"where"}
 REDUCERS = {"reduce_sum", "reduce_max"}
@@ -244,7 +246,8 @@ def fused_nodes(fl, g):
                 continue
             out.add(node)
         elif u.is_apply() and u.inputs[0].is_constant(Primitive) and \
-                u.inputs[0].value.name in ("reduce_sum", "reduce_max", "sum_to") and i == 1:
+                u.inputs[0].value.name in ("reduce_sum", "reduce_max", "reduce_prod", "sum_to") \
+                and i == 1:
             out.add(node)
     return out
 
@@ -581,6 +584,8 @@ def ew_values(fl, name, values, types, out_t, node):
 def _identity(kind, dtype):
     if kind == "sum":
         return 0
+    if kind == "prod":
+        return 1
     if dtype in FLOATS:
         return float("-inf")
     if dtype == "bool":
@@ -595,6 +600,15 @@ def _combine(b, kind, x, y, dtype):
         if dtype == "bool":
             return b.or_(x, y)
         return b.add(x, y)
+    if kind == "prod":  # reduce_prod (ops_reduce.py)
+        if dtype in FLOATS:
+            return b.fmul(x, y)
+        if dtype == "bool":
+            return b.and_(x, y)
+        return b.mul(x, y)
+    if dtype in FLOATS:  # max: y where it is larger or nan, unless x is nan (nan wins)
+        take = b.and_(b.fcmp_unordered(">", y, x), b.fcmp_ordered("ord", x, x))
+        return b.select(take, y, x)
     return ew_binary(b, "maximum", x, y, dtype, dtype, dtype, False)
 
 
@@ -606,6 +620,15 @@ def _hreduce(b, kind, v, dtype):
     return acc
 
 
+def _calls_libm(tree):
+    """Whether the expression calls a C math function (libmvec has them 4 lanes wide)."""
+    return isinstance(tree, Op) and (tree.name in LIBM_NAMES or
+                                     any(_calls_libm(c) for c in tree.children))
+
+
+LIBM_NAMES = {p.name for p in LIBM}
+
+
 def emit_accumulate(fl, tree, in_shape, out, out_t, out_eff, kind, node):
     """out[idx through out_eff] (+)= tree[idx] for idx over in_shape; `out` is
     initialized by the caller.  out_eff: strides of `out` seen from the input's
@@ -615,6 +638,10 @@ def emit_accumulate(fl, tree, in_shape, out, out_t, out_eff, kind, node):
     n = len(in_shape)
     leaves = _leaves(tree, []) if not isinstance(tree, Leaf) else [tree]
     lanes = choose_lanes([l.t for l in leaves] + [out_t])
+    if kind != "sum" and not _calls_libm(tree):
+        # a max or a product: four vectors wide, so that four chains of dependent
+        # operations overlap (sums have their own accumulators, see _StatefulNest)
+        lanes *= 4
     operands, vec_ok = _prepare_leaves(fl, leaves, in_shape, lanes)
     operands.append(("out", data_of(b, out), out_eff))
     out_data = data_of(b, out)
@@ -1384,7 +1411,7 @@ def runtime_shape_op(fl, node, args, types, out):
 
 def _index_parts(fl, node, index_node, index_v, index_t):
     """The index as a list of ('int', value) / ('slice', (start, stop, step) statics or
-    values)."""
+    values) / ('newaxis', None)."""
     parts = []
     if isinstance(index_t, Static):
         idx = index_t.value
@@ -1394,6 +1421,8 @@ def _index_parts(fl, node, index_node, index_v, index_t):
                 parts.append(("slice", it))
             elif isinstance(it, (int, np.integer)) and not isinstance(it, bool):
                 parts.append(("int", i64(int(it))))
+            elif it is None:  # np.newaxis
+                parts.append(("newaxis", None))
             else:
                 raise backend_error(f"an index {it!r}", node)
         return parts
@@ -1409,6 +1438,8 @@ def _index_parts(fl, node, index_node, index_v, index_t):
                 parts.append(("slice", et.value))
             elif isinstance(et, Static) and isinstance(et.value, int):
                 parts.append(("int", i64(et.value)))
+            elif isinstance(et, Static) and et.value is None:  # np.newaxis
+                parts.append(("newaxis", None))
             else:
                 raise backend_error(f"an index part of type {et}", node)
         return parts
@@ -1452,11 +1483,18 @@ def array_view(fl, node, v, t, parts):
     b = fl.b
     d = dims(fl, v, t)
     s = strides(fl, v, t)
-    if len(parts) > t.ndim:
-        raise backend_error(f"{len(parts)} indices for an array of rank {t.ndim}", node)
+    used = sum(1 for kind, _ in parts if kind != "newaxis")  # the axes of x indexed
+    if used > t.ndim:
+        raise backend_error(f"{used} indices for an array of rank {t.ndim}", node)
     offset = i64(0)
     nd, ns = [], []
-    for k, (kind, p) in enumerate(parts):
+    k = -1  # the axis of x that the part indexes
+    for kind, p in parts:
+        if kind == "newaxis":  # an axis of length 1 (stride 0), not one of x's
+            nd.append(i64(1))
+            ns.append(i64(0))
+            continue
+        k += 1
         if kind == "int":
             i = p
             bad = b.or_(b.icmp_signed(">=", i, d[k]), b.icmp_signed("<", i, b.sub(i64(0), d[k])))
@@ -1470,7 +1508,7 @@ def array_view(fl, node, v, t, parts):
             offset = b.add(offset, b.mul(start, s[k]))
             nd.append(length)
             ns.append(b.mul(s[k], step))
-    for k in range(len(parts), t.ndim):
+    for k in range(used, t.ndim):
         nd.append(d[k])
         ns.append(s[k])
     data = elem_ptr(b, data_of(b, v), offset, t.dtype)
@@ -1738,7 +1776,7 @@ def _gemv(fl, p, trans, rows_t, cols_t, ld, pa, px, incx, res, one, zero, out_le
 
 
 def _naive_dot(fl, a, c, ta, tb, out, node):
-    """Integer products: plain loops."""
+    """Integer and bool products: plain loops (bool: or of ands, as NumPy)."""
     b = fl.b
     dt = out.dtype
     A = a if ta.ndim == 2 else make_array(b, 2, data_of(b, a), [i64(1), dim(fl, a, ta, 0)],
@@ -1753,13 +1791,16 @@ def _naive_dot(fl, a, c, ta, tb, out, node):
     res, _ = new_array(fl, dt, [m, n], node)
     with outlined(fl, "matmul"), for_range(b, 0, m, name="mi") as i:
         with for_range(b, 0, n, name="mj") as j:
-            acc_p = fl.alloca(ELEM_IR[dt])
+            acc_t = I1 if dt == "bool" else ELEM_IR[dt]  # (load_elem gives an i1 for a bool)
+            acc_p = fl.alloca(acc_t)
             b.store(const_like(dt, 0, 1), acc_p)
             with for_range(b, 0, k, name="mk") as q:
                 x = load_elem(b, data_of(b, A), b.add(b.mul(i, sa0), b.mul(q, sa1)), dt)
                 y = load_elem(b, data_of(b, B), b.add(b.mul(q, sb0), b.mul(j, sb1)), dt)
-                b.store(b.add(b.load(acc_p, typ=ELEM_IR[dt]), b.mul(x, y)), acc_p)
-            store_elem(b, b.load(acc_p, typ=ELEM_IR[dt]), data_of(b, res), b.add(b.mul(i, n), j), dt)
+                acc = b.load(acc_p, typ=acc_t)
+                b.store(b.or_(acc, b.and_(x, y)) if dt == "bool" else b.add(acc, b.mul(x, y)),
+                        acc_p)
+            store_elem(b, b.load(acc_p, typ=acc_t), data_of(b, res), b.add(b.mul(i, n), j), dt)
     if isinstance(out, Scalar):
         return load_elem(b, data_of(b, res), i64(0), dt)
     if out.ndim == 1:

@@ -18,8 +18,8 @@ import llvmlite.ir as ir
 
 from ...errors import MyiaOverflowError, MyiaValueError
 from ...prim import ops as P
-from ...prim.arith import NEGATIVE_POWER, OVERFLOW
-from ...prim.logic import TO_INT_NAN, TO_INT_RANGE
+from ...prim.arith import NEGATIVE_POWER, OVERFLOW, ROUNDING
+from ...prim.logic import BITWISE, TO_INT_NAN, TO_INT_RANGE
 from ...prim.mathfn import LIBM
 from .cg import i64
 from .lower import rule
@@ -166,11 +166,13 @@ def operand_dtype(name, in_dtypes, out_dtype):
         return "int64"
     if name in ("not", "truth"):
         return in_dtypes[0]
+    if name in BITWISE_NAMES:  # bools stay bools, integers are int64
+        return "bool" if all(d == "bool" for d in in_dtypes) else "int64"
     if name in LIBM_NAMES:
         return out_dtype if out_dtype in FLOATS else "float64"
-    if name == "floor" and in_dtypes[0] in FLOATS:
+    if name in ROUNDING_NAMES and in_dtypes[0] in FLOATS:
         return in_dtypes[0]
-    if name in ("to_int", "to_float", "astype", "floor"):
+    if name in ("to_int", "to_float", "astype") or name in ROUNDING_NAMES:
         return in_dtypes[0]
     if name == "sign":
         return in_dtypes[0] if in_dtypes[0] != "bool" else "int64"
@@ -183,7 +185,24 @@ def operand_dtype(name, in_dtypes, out_dtype):
 
 @_binary("add", "gadd")
 def _add(b, x, y, dt, scalar):
+    if dt == "bool":  # NumPy: True + True is True (a logical or)
+        return b.or_(x, y)
     return b.fadd(x, y) if dt in FLOATS else b.add(x, y)
+
+
+def _bitwise_emitter(instruction, arity):
+    if arity == 1:
+        def emit(b, x, dt, out, scalar):
+            return getattr(b, instruction)(x)
+    else:
+        def emit(b, x, y, dt, scalar):
+            return getattr(b, instruction)(x, y)
+    return emit
+
+
+for _p, _instruction in BITWISE.items():
+    (UNARY if _p is P.invert else BINARY)[_p.name] = _bitwise_emitter(
+        _instruction, 1 if _p is P.invert else 2)
 
 
 @_binary("sub")
@@ -500,11 +519,20 @@ def _sign(b, x, dt, out, scalar):
     return b.sub(b.zext(pos, x.type), b.zext(neg, x.type))
 
 
-@_unary("floor")
-def _floor(b, x, dt, out, scalar):
-    if dt in FLOATS:
-        return cast(b, call_intrinsic(b, "floor", x), dt, out)
-    return cast(b, x, dt, out)
+ROUNDING_NAMES = {p.name for p in ROUNDING}
+BITWISE_NAMES = {p.name for p in BITWISE}
+
+
+def _rounding_emitter(name):
+    def emit(b, x, dt, out, scalar):
+        if dt in FLOATS:
+            return cast(b, call_intrinsic(b, name, x), dt, out)
+        return cast(b, x, dt, out)  # an integer is its own rounding
+    return emit
+
+
+for _p in ROUNDING:
+    UNARY[_p.name] = _rounding_emitter(_p.name)
 
 
 @_unary("not")
@@ -543,7 +571,7 @@ def ew_binary(b, name, x, y, dx, dy, out_dtype, scalar):
 def _result_dtype(name, od, out):
     if name in _CMP or name in ("not", "truth"):
         return "bool"
-    if name in ("to_int", "to_float", "astype", "floor"):
+    if name in ("to_int", "to_float", "astype") or name in ROUNDING_NAMES:
         return out
     return od
 
@@ -669,9 +697,12 @@ def _static_or_tuple_compare(fl, node, args, types, name):
 
 
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "maximum", "minimum",
-              "eq", "ne", "lt", "le", "gt", "ge", "neg", "abs", "sign", "floor", "not"):
+              "eq", "ne", "lt", "le", "gt", "ge", "neg", "abs", "sign", "floor", "ceil", "trunc",
+              "rint", "not"):
     rule(getattr(P, _name if _name != "not" else "not_"))(_elementwise_rule(_name))
 for _p in LIBM:
+    rule(_p)(_elementwise_rule(_p.name))
+for _p in BITWISE:
     rule(_p)(_elementwise_rule(_p.name))
 
 

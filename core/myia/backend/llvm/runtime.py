@@ -161,6 +161,12 @@ _ext("PyCapsule_New", PTR, PTR, PTR, PTR)
 _ext("PyCapsule_GetPointer", PTR, PTR, PTR)
 _ext("PyEval_SaveThread", PTR)
 _ext("PyEval_RestoreThread", VOID, PTR)
+# lists and dicts at the boundary (see wrapper)
+_ext("PyList_New", PTR, I64)
+_ext("PyDict_New", PTR)
+_ext("PyDict_SetItem", I32, PTR, PTR, PTR)
+_ext("PyDict_Next", I32, PTR, PTR, PTR, PTR)
+_ext("PyObject_RichCompareBool", I32, PTR, PTR, I32)
 # NumPy C API (bound from the _ARRAY_API table)
 _ext("PyArray_NewFromDescr", PTR, PTR, PTR, I32, PTR, PTR, PTR, I32, PTR)
 _ext("PyArray_DescrFromType", PTR, I32)
@@ -401,7 +407,8 @@ class Engine:
 
         from .wrapper import DEEP, MISMATCH
 
-        known = {"float": float, "int": int, "tuple": tuple, "true": True, "false": False,
+        known = {"float": float, "int": int, "tuple": tuple, "list": list, "dict": dict,
+                 "true": True, "false": False,
                  "none": None, "np_true": np.True_, "np_false": np.False_,
                  "np_float64": np.float64, "np_float32": np.float32, "np_int64": np.int64,
                  "ndarray": np.ndarray, "np_array": np.array,

@@ -9,6 +9,8 @@ nanoseconds): no ctypes, no argument conversion in Python.
 Unboxing (native): a float64 is a `float` or `numpy.float64` (read `ob_fval`), an
 int64 an `int` (PyLong_AsLongLong) or `numpy.int64`, a bool `True`/`False` (or
 NumPy's), a float32 a `numpy.float32`, a tuple an exact `tuple` of the right length,
+a list an exact `list` of the right length, a dict an exact `dict` with the keys of
+the signature in their order (PyDict_Next; a list and a dict are tuples inside),
 an array an exact `numpy.ndarray` whose rank, dtype, byte order, alignment and
 statically known dimensions match (its fields are read from the struct, see
 `capi`), with strides that are multiples of the item size.  Anything else is not
@@ -16,7 +18,8 @@ this signature: the entry returns the `MISMATCH` sentinel and the dispatcher
 specializes anew.
 
 Boxing (native): floats with PyFloat_FromDouble, ints with PyLong_FromLongLong,
-tuples with PyTuple_New, arrays with NumPy's C API (`PyArray_NewFromDescr` from
+tuples with PyTuple_New, lists with PyList_New, dicts with PyDict_New and
+PyDict_SetItem (where the program returns a list or a dict: `with_kinds`), arrays with NumPy's C API (`PyArray_NewFromDescr` from
 the `_ARRAY_API` table) around the compiled code's own buffer: the arena block
 that holds it escapes into a PyCapsule that becomes the array's base, and frees the
 block when NumPy drops the array.  An array that is a view of an argument gets that
@@ -38,12 +41,77 @@ from . import capi
 from .cg import (NULL, Builder, alloca, arena_free_fn, arena_owner_fn, at, ctx_load, ctx_store,
                  cycle_counter, for_range, frame_address, gep, i32, i64, load_at, runtime_fn,
                  store_at)
-from .ltypes import ITEMSIZE, Array, Scalar, Static, Tuple, to_ir
+from .ltypes import ITEMSIZE, Array, Scalar, Static, Tuple, of_value, to_ir
 from .runtime import (CTX_TYPE, F32, F64, I1, I32, I64, I8, PTR, SIGNAL_POLL_PERIOD, STATUS_INTERRUPT,
                       STATUS_OK, STATUS_STACK, declare, declare_global)
 
 METH_FASTCALL = 0x80
 NPY_ARRAY_WRITEABLE = 0x0400
+#: PyListObject: the size at TUPLE_SIZE, as a tuple's; its items are behind a pointer
+LIST_ITEMS = 24
+PY_EQ = 2
+
+
+# ---- lists and dicts at the boundary ---------------------------------------------------
+
+
+class ListType(Tuple):
+    """A list crossing the boundary: inside, a tuple (the same layout)."""
+
+    __slots__ = ()
+
+    def key(self):
+        return ("list", self.elems)
+
+    def __str__(self):
+        return "[" + ", ".join(map(str, self.elems)) + "]"
+
+
+class DictType(Tuple):
+    """A dict crossing the boundary: inside, the tuple of its values (keys in order)."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self, elems, keys):
+        super().__init__(elems)
+        self.keys = tuple(keys)
+
+    def key(self):
+        return ("dict", self.keys, self.elems)
+
+    def __str__(self):
+        return "{" + ", ".join(f"{k!r}: {e}" for k, e in zip(self.keys, self.elems)) + "}"
+
+
+def with_kinds(t, a):
+    """The boundary type of a value of LType `t` whose abstract is `a`: its lists and
+    dicts (tuples inside) become ListType and DictType, for boxing and unboxing."""
+    from ...infer.abstract import ATuple
+
+    if not (isinstance(a, ATuple) and isinstance(t, Tuple)) or len(a) != len(t.elems):
+        return t
+    elems = [with_kinds(e, ea) for e, ea in zip(t.elems, a.elements)]
+    if a.is_list:
+        return ListType(elems)
+    if a.is_dict:
+        return DictType(elems, a.keys)
+    if all(x is e for x, e in zip(elems, t.elems)):
+        return t
+    return Tuple(elems)
+
+
+def value_type(x):
+    """The boundary type of a Python value (the dispatcher's key), or None."""
+    if isinstance(x, list):
+        elems = [value_type(e) for e in x]
+        return None if None in elems else ListType(elems)
+    if isinstance(x, dict):
+        elems = [value_type(e) for e in x.values()]
+        return None if None in elems else DictType(elems, x.keys())
+    if isinstance(x, tuple):
+        elems = [value_type(e) for e in x]
+        return None if None in elems else Tuple(elems)
+    return of_value(x)
 
 
 class _Sentinel:
@@ -220,6 +288,18 @@ class EntryBuilder:
         b = self.b
         if isinstance(t, Scalar):
             return self.unbox_scalar(o, t.dtype)
+        if isinstance(t, ListType):
+            self.require(b.icmp_unsigned("==", self.type_of(o), self.obj(list)))
+            n = load_at(b, o, capi.TUPLE_SIZE, I64)
+            self.require(b.icmp_signed("==", n, i64(len(t.elems))))
+            items = load_at(b, o, LIST_ITEMS, PTR)
+            value = ir.Constant(to_ir(t), ir.Undefined)
+            for k, et in enumerate(t.elems):
+                item = load_at(b, items, 8 * k, PTR)
+                value = b.insert_value(value, self.unbox(item, et), k)
+            return value
+        if isinstance(t, DictType):
+            return self.unbox_dict(o, t)
         if isinstance(t, Tuple):
             self.require(b.icmp_unsigned("==", self.type_of(o), self.obj(tuple)))
             n = load_at(b, o, capi.TUPLE_SIZE, I64)
@@ -232,10 +312,38 @@ class EntryBuilder:
         if isinstance(t, Array):
             return self.unbox_array(o, t)
         if isinstance(t, Static):
-            if t.value is None or isinstance(t.value, bool):
+            # None, a bool, a string (a dtype name or a mode passed as a default): the
+            # very object the program was compiled for; another one takes the slow path
+            if t.value is None or isinstance(t.value, (bool, str)):
                 self.require(b.icmp_unsigned("==", o, self.obj(t.value)))
                 return ir.Constant(to_ir(t), [])
         raise NotImplementedError(f"arguments of type {t} from Python")
+
+    def unbox_dict(self, o, t):
+        """The values of dict `o`, whose keys must be t's, in t's order."""
+        b = self.b
+        m = self.module
+        self.require(b.icmp_unsigned("==", self.type_of(o), self.obj(dict)))
+        pos = alloca(b, I64)
+        b.store(i64(0), pos)
+        key_p = alloca(b, PTR)
+        value_p = alloca(b, PTR)
+        value = ir.Constant(to_ir(t), ir.Undefined)
+        for k, (key, et) in enumerate(zip(t.keys, t.elems)):
+            more = b.call(declare(m, "PyDict_Next"), [o, pos, key_p, value_p])
+            self.require(b.icmp_signed("!=", more, i32(0)))
+            found = b.load(key_p, typ=PTR)
+            expected = self.obj(key)
+            # the same object (an interned string), or an equal one of the same type
+            self.require(b.icmp_unsigned("==", self.type_of(found), self.obj(type(key))))
+            same = b.icmp_unsigned("==", found, expected)
+            with b.if_then(b.not_(same)):
+                eq = b.call(declare(m, "PyObject_RichCompareBool"), [found, expected, i32(PY_EQ)])
+                self.require(b.icmp_signed("==", eq, i32(1)))
+            value = b.insert_value(value, self.unbox(b.load(value_p, typ=PTR), et), k)
+        more = b.call(declare(m, "PyDict_Next"), [o, pos, key_p, value_p])
+        self.require(b.icmp_signed("==", more, i32(0)))
+        return value
 
     def unbox_scalar(self, o, dtype):
         b = self.b
@@ -331,6 +439,30 @@ class EntryBuilder:
                 r = b.call(declare(m, "PyObject_CallOneArg"), [self.obj(np.float32), f])
                 b.call(declare(m, "Py_DecRef"), [f])
                 return r
+        if isinstance(t, ListType):
+            lst = b.call(declare(m, "PyList_New"), [i64(len(t.elems))])
+            items = load_at(b, lst, LIST_ITEMS, PTR)
+            failed = ir.Constant(I1, 0)
+            for k, et in enumerate(t.elems):
+                item = self.box(b.extract_value(v, k), et)
+                failed = b.or_(failed, b.icmp_unsigned("==", item, NULL))
+                store_at(b, item, items, 8 * k)
+            with b.if_then(failed, likely=False):
+                b.call(declare(m, "Py_DecRef"), [lst])
+            return b.select(failed, NULL, lst)
+        if isinstance(t, DictType):
+            d = b.call(declare(m, "PyDict_New"), [])
+            failed = ir.Constant(I1, 0)
+            for k, (key, et) in enumerate(zip(t.keys, t.elems)):
+                item = self.box(b.extract_value(v, k), et)
+                bad = b.icmp_unsigned("==", item, NULL)
+                failed = b.or_(failed, bad)
+                with b.if_then(b.not_(bad)):
+                    b.call(declare(m, "PyDict_SetItem"), [d, self.obj(key), item])
+                    b.call(declare(m, "Py_DecRef"), [item])
+            with b.if_then(failed, likely=False):
+                b.call(declare(m, "Py_DecRef"), [d])
+            return b.select(failed, NULL, d)
         if isinstance(t, Tuple):
             tup = b.call(declare(m, "PyTuple_New"), [i64(len(t.elems))])
             # elements that fail to box leave null items; the tuple is then dropped

@@ -20,6 +20,7 @@ from ...ir import Apply, Constant, Graph, manage
 from ...ad.grad import GradMacro, JOf
 from ...ad.reverse import J_constant, J_graph, lift_closure, prim_arity, prim_fprop
 from ...prim import Primitive
+from ...prim.containers import same_container
 
 #: Frames deeper than this raise MyiaRecursionError (each frame is a small Python
 #: object; ten million of them fit in a few GB).
@@ -197,8 +198,8 @@ class VM:
             return self.call(Closure(lift_closure(graph), None), captured)
         if cls is Primitive:
             return Closure(prim_fprop(value), None)
-        if cls is tuple:
-            return tuple(self.J(v) for v in value)
+        if isinstance(value, tuple):  # (a DictValue keeps its keys)
+            return same_container(value, [self.J(v) for v in value])
         return J_constant(value)
 
     # ---- running ---------------------------------------------------------------------

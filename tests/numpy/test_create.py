@@ -1,0 +1,39 @@
+"""Array creation: values against NumPy on both backends, gradients against
+autograd (first and second order) and finite differences.  Cases: cases_create.py."""
+
+import pytest
+
+from . import cases_create
+from .harness import BACKENDS, autograd_twin, check_fd, check_grad, check_value
+
+CASES = cases_create.CASES
+GRAD = [c for c in CASES if c.order >= 1]
+SECOND = [c for c in CASES if c.order >= 2]
+
+
+@pytest.fixture(scope="module")
+def twin():
+    return autograd_twin(cases_create)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_value(case, backend):
+    check_value(case, backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", GRAD, ids=str)
+def test_grad(case, backend, twin):
+    check_grad(case, backend, twin, order=1)
+
+
+@pytest.mark.parametrize("case", [c for c in GRAD if c.fd], ids=str)
+def test_grad_finite_differences(case):
+    check_fd(case, "vm")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", SECOND, ids=str)
+def test_second_order(case, backend, twin):
+    check_grad(case, backend, twin, order=2)
