@@ -246,3 +246,27 @@ def test_J_writes_each_primitive_rule_in_place():
     assert "zeros_like" not in text and "floor" in text
     assert grad(ramp)(1.5) == pytest.approx(3.0)
     assert myia.compile(grad(ramp), backend="vm")(1.5) == pytest.approx(3.0)
+
+
+def branchy(x):
+    if x > 0.0:
+        return x * x * x
+    return -x
+
+
+def branchy_vector(v):
+    if np.sum(v) > 0.0:
+        return np.sum(v ** 3)
+    return np.sum(v * v)
+
+
+@pytest.mark.usefixtures("backend")
+def test_hessian_through_an_if():
+    """Forward over reverse through a branch: the tangent of a function value is an
+    empty environment, so the two branches' sensitivities join (it was None against
+    an environment: a type error)."""
+    h = myia.hessian(branchy)
+    assert h(2.0) == pytest.approx(12.0) and h(-2.0) == pytest.approx(0.0)
+    v = np.array([1.0, 2.0, -0.5])
+    np.testing.assert_allclose(myia.hessian(branchy_vector)(v), np.diag(6.0 * v))
+    np.testing.assert_allclose(myia.hessian(branchy_vector)(-v), 2.0 * np.eye(3))

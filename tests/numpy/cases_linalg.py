@@ -426,3 +426,20 @@ def cross_2_3(a, b):
 @case("cross", rand(4, 3), rand(1, 2), autograd=False)
 def cross_3_2(a, b):
     return np.cross(a, b)
+
+
+@case("linalg.norm", rand(5), autograd=False)  # autograd: no rule for ord=1
+def norm_vector(x):
+    return np.linalg.norm(x) + np.linalg.norm(x, 1) + np.linalg.norm(x, np.inf) + \
+        np.linalg.norm(x, 3)
+
+
+@case("linalg.norm", rand(3, 4), autograd=False)  # autograd: no rule for ord=1
+def norm_matrix(x):
+    return np.linalg.norm(x) + np.linalg.norm(x, "fro") + np.linalg.norm(x, 1) + \
+        np.linalg.norm(x, np.inf)
+
+
+@case("linalg.norm", rand(3, 4), autograd=False)  # autograd: keepdims gives (1, 3, 4)
+def norm_axis(x):
+    return np.linalg.norm(x, axis=1) + np.linalg.norm(x, axis=0, keepdims=True)[0, :3]

@@ -261,14 +261,19 @@ def _numerical(f, args, i, eps=1e-6):
     for k in range(flat.size):
         old = flat[k]
         flat[k] = old + eps
-        hi = f(*(args[:i] + (x.reshape(np.shape(args[i])) if np.ndim(args[i]) else float(x),)
+        hi = f(*(args[:i] + (x.reshape(np.shape(args[i])) if np.ndim(args[i]) else _scalar_like(x, args[i]),)
                + args[i + 1:]))
         flat[k] = old - eps
-        lo = f(*(args[:i] + (x.reshape(np.shape(args[i])) if np.ndim(args[i]) else float(x),)
+        lo = f(*(args[:i] + (x.reshape(np.shape(args[i])) if np.ndim(args[i]) else _scalar_like(x, args[i]),)
                + args[i + 1:]))
         flat[k] = old
         oflat[k] = (hi - lo) / (2 * eps)
     return out if np.ndim(args[i]) else float(out)
+
+
+def _scalar_like(x, a):
+    """The number x as the type of the scalar argument a (np.float64 keeps .shape)."""
+    return type(a)(x) if isinstance(a, np.generic) else float(x)
 
 
 def _f64(a):

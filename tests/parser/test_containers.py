@@ -226,7 +226,7 @@ def sort(xs):
 ])
 def test_methods_that_mutate(fn, snippet, hint):
     err = refused(fn)
-    check_error(err, fn, snippet, "lists and dicts are values in Myia", f"`{snippet}`",
+    check_error(err, fn, snippet, "arrays, lists and dicts are values in Myia", f"`{snippet}`",
                 "in place", hint)
 
 

@@ -335,9 +335,9 @@ def test_unknown_attribute_and_method():
     assert ".shape" in err  # the hint lists what is supported
 
     def g(x):
-        return x.fill(0.0)
+        return x.tofile("out.bin")
 
-    check_error(refused(g), g, "x.fill", "`.fill`")
+    check_error(refused(g), g, "x.tofile", "`.tofile`")
 
     def h(x):
         m = x.sum
@@ -612,3 +612,31 @@ def test_lambdas_with_the_same_parameters_on_one_line():
     g0, g1 = parse(fs[0]), parse(fs[1])
     assert g0.output.inputs[0].value.name == "add"
     assert g1.output.inputs[0].value.name == "mul"
+
+
+def test_outside_the_subset_the_hint_names_what_works():
+    def rnd(x):
+        return np.random.randn(3) * x
+
+    err = check_error(refused(rnd, MyiaSourceError), rnd, "np.random.randn(3)",
+                      "cannot compile `np.random.randn`")
+    assert "%%python" in err and "pass it as an argument" in err
+
+    def load(x):
+        return np.loadtxt("data.txt") * x
+
+    assert "%%python" in check_error(refused(load, MyiaSourceError), load, "np.loadtxt",
+                                     "cannot compile `np.loadtxt`")
+
+    def typo(x):
+        return np.nanmean(x)
+
+    err = check_error(refused(typo, MyiaSourceError), typo, "np.nanmean", "`np.nanmean`")
+    assert "`np.mean`" in err  # the nearest supported name
+
+    def fill(x):
+        x.fill(0.0)
+        return x
+
+    err = check_error(refused(fill, MyiaSyntaxError), fill, "x.fill(0.0)", "in place")
+    assert "x = np.full_like(x, 0.0)" in err

@@ -3,8 +3,9 @@
 In `T(f)` every value is a pair `(x, dx)`: the value and its tangent.  A node
 `n = g(a, b)` of `f` becomes `T(n) = T(g)[0](T(a), T(b))`; the T of a primitive is a
 small graph `(p(x, y), jvp_p(x, y, dx, dy))` built from its jvp rule; the T of a graph
-constant is `(T(h), None)` (a function has no tangent of its own: what it captured
-carries one).  Tuples pair up elementwise as they are built (`make_tuple`), so
+constant is `(T(h), env_new())`: a function has no tangent of its own (what it
+captured carries one), and an empty environment is the zero that `zeros_like` gives a
+function, so a branch that makes a function and one that computes a sensitivity join.  Tuples pair up elementwise as they are built (`make_tuple`), so
 `tuple_getitem` of a pair is again a pair.
 
 Because the reverse-mode program of `f` is an ordinary graph, `T(grad f)` is
@@ -72,14 +73,14 @@ class _TTransform:
         v = node.value
         if isinstance(v, Graph):
             fn = self.tgraphs[v] if v in self.tgraphs else T_graph(v)
-            return tg.apply(P.make_tuple, fn, None)
+            return tg.apply(P.make_tuple, fn, tg.apply(P.env_new))
         if isinstance(v, Primitive):
             if v.name in ("J", "Jinv"):
                 raise MyiaError(
                     "forward mode (jvp, hessian) through `grad` written inside subset code "
                     "is not supported yet", node.loc,
                     hint="apply myia.grad from Python instead: myia.jvp(myia.grad(f), ...)")
-            return tg.apply(P.make_tuple, prim_tangent(v, n_args), None)
+            return tg.apply(P.make_tuple, prim_tangent(v, n_args), tg.apply(P.env_new))
         if hasattr(v, "__myia_J__"):
             raise MyiaError(
                 "forward mode (jvp, hessian) through `grad` written inside subset code "

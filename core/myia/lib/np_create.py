@@ -11,6 +11,7 @@ import numpy as np
 from ..prim import compile_time
 from ..prim import ops as P
 from ..prim.shape import DTYPES
+from .np_shape import as_array
 
 
 def _np_dtype(dtype):
@@ -105,6 +106,21 @@ def np_linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, a
     return y
 
 
+def np_array(object, dtype=None, copy=True, ndmin=0):
+    a = as_array(object)
+    if ndmin > P.ndim(a):
+        a = P.reshape(a, _leading_ones(P.shape(a), ndmin))
+    if dtype is None:
+        return a
+    return P.astype(a, dtype)
+
+
+@compile_time
+def _leading_ones(shape, ndmin):
+    """The shape with ones in front, to ndmin dimensions (np.array's ndmin=)."""
+    return (1,) * (ndmin - len(shape)) + tuple(shape)
+
+
 def np_copy(a):
     return a  # arrays are values: nothing can change the original
 
@@ -129,6 +145,7 @@ NAMES = {
     np.arange: np_arange,
     np.linspace: np_linspace,
     np.copy: np_copy,
+    np.array: np_array,
     np.asarray: np_asarray,
 }
 

@@ -605,7 +605,79 @@ def np_einsum(subscripts, *operands):
     return _as_dtype(_permuted(out, final), dtype)
 
 
+# ---- norms ---------------------------------------------------------------------------------
+
+
+@compile_time
+def _norm_plan(ndim, ord, axis):
+    """("vector" | "matrix", the axes, ord) of np.linalg.norm, checked."""
+    if axis is None:
+        axes = tuple(range(ndim))
+        kind = "vector" if ndim == 1 or (ord is None and ndim != 2) else "matrix"
+        if ord is None:
+            kind = "vector"  # the Frobenius norm is the 2-norm of all the elements
+    else:
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = tuple(a % ndim for a in axes)
+        kind = "vector" if len(axes) == 1 else "matrix"
+    if kind == "vector" and ord in ("fro", "nuc"):
+        raise MyiaValueError(f"invalid norm order {ord!r} for vectors")
+    if kind == "matrix" and ord not in (None, "fro", 1, -1, math.inf, -math.inf):
+        raise MyiaValueError(
+            f"the matrix norm of order {ord!r} needs singular values, which the subset does "
+            f"not compute", hint="use ord=None ('fro'), 1, -1, np.inf or -np.inf")
+    return kind, axes, ord
+
+
+@compile_time
+def _plan_part(plan, i):
+    return plan[i]
+
+
+def _vector_norm(x, axes, ord, keepdims):
+    a = P.abs(x)
+    if ord is None:
+        return P.sqrt(P.reduce_sum(x * x, axes, keepdims))
+    if ord == 2:
+        return P.sqrt(P.reduce_sum(x * x, axes, keepdims))
+    if ord == 1:
+        return P.reduce_sum(a, axes, keepdims)
+    if ord == math.inf:
+        return P.reduce_max(a, axes, keepdims)
+    if ord == -math.inf:
+        return -P.reduce_max(-a, axes, keepdims)
+    if ord == 0:
+        return P.reduce_sum(P.astype(x != 0, P.dtype(a)), axes, keepdims)
+    return P.reduce_sum(a ** ord, axes, keepdims) ** (1.0 / ord)
+
+
+def _matrix_norm(x, axes, ord, keepdims):
+    if ord is None:
+        return P.sqrt(P.reduce_sum(x * x, axes, keepdims))
+    if ord == "fro":
+        return P.sqrt(P.reduce_sum(x * x, axes, keepdims))
+    rows, cols = axes
+    a = P.abs(x)
+    if ord == 1:  # the largest column sum
+        return P.reduce_max(P.reduce_sum(a, rows, True), cols, True) if keepdims else \
+            P.reduce_max(P.reduce_sum(a, rows, True), axes, False)
+    if ord == -1:
+        return -P.reduce_max(-P.reduce_sum(a, rows, True), axes, keepdims)
+    if ord == math.inf:  # the largest row sum
+        return P.reduce_max(P.reduce_sum(a, cols, True), axes, keepdims)
+    return -P.reduce_max(-P.reduce_sum(a, cols, True), axes, keepdims)
+
+
+def np_linalg_norm(x, ord=None, axis=None, keepdims=False):
+    plan = _norm_plan(P.ndim(x), ord, axis)
+    axes = _plan_part(plan, 1)
+    if _plan_part(plan, 0) == "vector":
+        return _vector_norm(x, axes, ord, keepdims)
+    return _matrix_norm(x, axes, ord, keepdims)
+
+
 NAMES = {
+    np.linalg.norm: np_linalg_norm,
     np.dot: np_dot,
     np.matmul: np_matmul,
     np.inner: np_inner,

@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import MyiaShapeError, MyiaTypeError, MyiaValueError
 from ..prim import compile_time
 from ..prim import ops as P
+from .np_shape import as_array
 
 # ---- compile-time helpers ---------------------------------------------------------------
 
@@ -100,24 +101,28 @@ def _as(a, dtype):
 
 
 def np_sum(a, axis=None, dtype=None, out=None, keepdims=False):
+    a = as_array(a)  # array-likes (lists of numbers or arrays) too
     a = _as(a, _cast_to(P.dtype(a), dtype))
     axes = _checked_axes(P.ndim(a), _refusing_out(out is None, axis))
     return P.reduce_sum(a, axes, keepdims)
 
 
 def np_prod(a, axis=None, dtype=None, out=None, keepdims=False):
+    a = as_array(a)  # array-likes (lists of numbers or arrays) too
     a = _as(a, _cast_to(P.dtype(a), dtype))
     axes = _checked_axes(P.ndim(a), _refusing_out(out is None, axis))
     return P.reduce_prod(a, axes, keepdims)
 
 
 def np_mean(a, axis=None, dtype=None, out=None, keepdims=False):
+    a = as_array(a)  # array-likes (lists of numbers or arrays) too
     a = _as(a, _float_for(P.dtype(a), dtype))
     axes = _checked_axes(P.ndim(a), _refusing_out(out is None, axis))
     return P.reduce_sum(a, axes, keepdims) / P.reduced_size(P.shape(a), axes)
 
 
 def np_var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    a = as_array(a)  # array-likes (lists of numbers or arrays) too
     # NumPy's two passes: the mean, then the mean square of the deviations
     a = _as(a, _float_for(P.dtype(a), dtype))
     axes = _checked_axes(P.ndim(a), _refusing_out(out is None, axis))
@@ -134,6 +139,7 @@ def np_std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 
 def np_max(a, axis=None, out=None, keepdims=False):
+    a = as_array(a)  # array-likes (lists of numbers or arrays) too
     axes = _checked_axes(P.ndim(a), _refusing_out(out is None, axis))
     return P.reduce_max(a, axes, keepdims)
 
@@ -155,6 +161,7 @@ def _min_of_floats(a, axes, keepdims):
 
 
 def np_min(a, axis=None, out=None, keepdims=False):
+    a = as_array(a)  # array-likes (lists of numbers or arrays) too
     axes = _checked_axes(P.ndim(a), _refusing_out(out is None, axis))
     by_kind = (_min_of_bools, _min_of_ints, _min_of_floats)
     return by_kind[_kind(P.dtype(a))](a, axes, keepdims)
@@ -175,11 +182,13 @@ def _along_axis(arg, a, axis, keepdims):
 
 
 def np_argmax(a, axis=None, out=None, keepdims=False):
+    a = as_array(a)  # array-likes (lists of numbers or arrays) too
     axis = _refusing_out(out is None, axis)
     return (_along_axis, _in_flat)[_pick(axis is None)](P.argmax, a, axis, keepdims)
 
 
 def np_argmin(a, axis=None, out=None, keepdims=False):
+    a = as_array(a)  # array-likes (lists of numbers or arrays) too
     axis = _refusing_out(out is None, axis)
     return (_along_axis, _in_flat)[_pick(axis is None)](P.argmin, a, axis, keepdims)
 
@@ -188,11 +197,13 @@ def np_argmin(a, axis=None, out=None, keepdims=False):
 
 
 def np_any(a, axis=None, out=None, keepdims=False):
+    a = as_array(a)  # array-likes (lists of numbers or arrays) too
     axes = _checked_axes(P.ndim(a), _refusing_out(out is None, axis))
     return P.reduce_sum(P.ne(a, 0), axes, keepdims) > 0
 
 
 def np_all(a, axis=None, out=None, keepdims=False):
+    a = as_array(a)  # array-likes (lists of numbers or arrays) too
     axes = _checked_axes(P.ndim(a), _refusing_out(out is None, axis))
     return P.reduce_sum(P.eq(a, 0), axes, keepdims) == 0
 
@@ -215,11 +226,13 @@ def _whole(a):
 
 
 def np_cumsum(a, axis=None, dtype=None, out=None):
+    a = as_array(a)  # array-likes (lists of numbers or arrays) too
     a = (_whole, _flat)[_pick(axis is None)](_as(a, _cast_to(P.dtype(a), dtype)))
     return P.cumsum(a, _scan_axis(axis, out is None), False)
 
 
 def np_cumprod(a, axis=None, dtype=None, out=None):
+    a = as_array(a)  # array-likes (lists of numbers or arrays) too
     a = (_whole, _flat)[_pick(axis is None)](_as(a, _cast_to(P.dtype(a), dtype)))
     return P.cumprod(a, _scan_axis(axis, out is None), False)
 

@@ -634,7 +634,80 @@ def np_partition(a, kth, axis=-1, kind="introselect"):
     return np_sort(a, _partition_axis(P.shape(a), kth, axis))
 
 
+# ---- indexing with lists of integers (NumPy's advanced indexing, constant indices) ------
+
+
+def _as_numpy_index(index):
+    """The index as NumPy reads it: the program's lists (tuples that remember they are
+    lists) become Python lists again."""
+    from ..prim.containers import ListValue
+
+    if isinstance(index, ListValue):
+        return [_as_numpy_index(i) for i in index]
+    if isinstance(index, tuple):
+        return tuple(_as_numpy_index(i) for i in index)
+    return index
+
+
+@compile_time
+def _indexed_positions(shape, index):
+    """Where each element of x[index] comes from in x's flat order: NumPy indexes an
+    array of positions, so every rule of advanced indexing (broadcast index lists,
+    the position of the indexed dimensions, negative indices, errors) is NumPy's own."""
+    positions = np.arange(math.prod(shape), dtype=np.int64).reshape(shape)
+    try:
+        return positions[_as_numpy_index(index)]
+    except IndexError as e:
+        from ..errors import MyiaValueError
+
+        raise MyiaValueError(f"index {_as_numpy_index(index)!r} for an array of shape "
+                             f"{tuple(shape)}: {e}") from None
+
+
+def as_array(x):
+    """An array-like value as an array: a number as a 0-d array (differentiable in it),
+    a (nested) list or tuple as its elements' arrays stacked along a new first axis."""
+    if P.kind_of(x) is None:  # a number, or an array
+        if P.ndim(x) == 0:
+            return P.full((), x, P.dtype(x))
+        return x
+    return np_stack([as_array(e) for e in x])
+
+
+def index_with_lists(x, index):
+    """`x[[0, 2], 1:]`: an index holding lists of integers (known at compile time), as a
+    gather of x's elements; its gradient adds each sensitivity back where it came from."""
+    pos = _indexed_positions(P.shape(x), index)
+    taken = P.take_along_axis(np_ravel(x), P.reshape(pos, (-1,)), 0)
+    return P.reshape(taken, P.shape(pos))
+
+
+def np_r_(parts):
+    """np.r_[a, b, 1:4]: the parts (slices read as ranges) as 1-d or more, joined
+    along the first axis."""
+    return P.concatenate(tuple([np_atleast_1d(as_array(p)) for p in parts]), 0)
+
+
+@compile_time
+def _as_column_shape(shape):
+    return tuple(shape) + (1,) if len(shape) == 1 else tuple(shape)
+
+
+def np_c_(parts):
+    """np.c_[a, b]: 1-d parts as columns, joined along the last axis."""
+    cols = [P.reshape(a, _as_column_shape(P.shape(a)))
+            for a in [np_atleast_1d(as_array(p)) for p in parts]]
+    return P.concatenate(tuple(cols), -1)
+
+
+def np_append(arr, values, axis=None):
+    if axis is None:
+        return P.concatenate((np_ravel(as_array(arr)), np_ravel(as_array(values))), 0)
+    return np_concatenate((arr, values), axis)
+
+
 NAMES = {
+    np.append: np_append,
     np.reshape: np_reshape,
     np.ravel: np_ravel,
     np.squeeze: np_squeeze,

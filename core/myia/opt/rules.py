@@ -204,7 +204,8 @@ def getitem_of_constant_tuple(node, ctx):
     """tuple_getitem((c0, ..., cn), i) -> ci"""
     if _is(node, P.tuple_getitem):
         _, t, i = node.inputs
-        if _const(t) and isinstance(t.value, tuple) and _const(i):
+        if _const(t) and isinstance(t.value, tuple) and _const(i) \
+                and -len(t.value) <= i.value < len(t.value):
             return _typed_constant(t.value[i.value], node)
     return None
 

@@ -45,6 +45,8 @@ import types
 import weakref
 from collections import ChainMap, Counter
 
+import numpy as np
+
 from .. import lib
 from ..errors import Location, MyiaNameError, MyiaSyntaxError, MyiaTypeError, MyiaValueError
 from ..ir import Apply, Constant, Graph, Parameter
@@ -1161,8 +1163,40 @@ class Parser:
 
     def visit_Subscript(self, node):
         loc = self.loc(node)
+        base = self._static_object(node.value)
+        if base is np.r_ or base is np.c_:
+            joiner = lib.np_shape.np_r_ if base is np.r_ else lib.np_shape.np_c_
+            return self._index_trick(node, joiner, loc)
         value = self.expr(node.value)
-        return self.apply(P.getitem, value, self._index(node.slice), loc=loc)
+        index = self._index(node.slice)
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if any(isinstance(p, ast.List) for p in parts):
+            # `x[[0, 2], 1:]`: NumPy's advanced indexing, with constant lists
+            fn = self._operation(lib.np_shape.index_with_lists, loc, "indexing with a list")
+            return self.call(fn, [value, index], [], loc, "indexing with a list")
+        return self.apply(P.getitem, value, index, loc=loc)
+
+    def _index_trick(self, node, joiner, loc):
+        """`np.r_[x, 0:3, y]` and `np.c_[...]`: each slice is the range it spans (its
+        bounds must be constants), the parts joined by `joiner`."""
+        text = ast.unparse(node.value)
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        items = []
+        for p in parts:
+            if isinstance(p, ast.Slice):
+                bounds = [self.expr(b) if b is not None else Constant(None, loc)
+                          for b in (p.lower, p.upper, p.step)]
+                arange = self._operation(np.arange, loc, "np.arange")
+                if isinstance(bounds[0], Constant) and bounds[0].value is None:
+                    bounds[0] = Constant(0, loc)
+                items.append(self.call(arange, bounds, [], self.loc(p), "np.arange"))
+            elif isinstance(p, ast.Constant) and isinstance(p.value, str):
+                raise MyiaSyntaxError(f"`{text}[...]` with a directive string is not supported",
+                                      self.loc(p), hint="use np.concatenate or np.stack")
+            else:
+                items.append(self.expr(p))
+        fn = self._operation(joiner, loc, text)
+        return self.call(fn, [self.apply(P.make_tuple, *items, loc=loc)], [], loc, text)
 
     def _index(self, node):
         """An index: a node, a slice (constant, or make_slice), or a make_tuple of those
@@ -1227,8 +1261,8 @@ class Parser:
                 x = ast.unparse(func.value)
                 args = ", ".join(ast.unparse(a) for a in node.args) or "v"
                 raise MyiaSyntaxError(
-                    f"lists and dicts are values in Myia: `{ast.unparse(node)}` cannot "
-                    f"change `{x}` in place", loc,
+                    f"arrays, lists and dicts are values in Myia: `{ast.unparse(node)}` "
+                    f"cannot change `{x}` in place", loc,
                     hint=lib.MUTATING_METHODS[attr].format(x=x, args=args))
             raise _unknown_attribute(func, self.loc(func))
         base = self.expr(func.value)

@@ -164,8 +164,40 @@ class Resolver:
             )
         return MyiaSourceError(
             f"cannot compile `{text}`: it is {what} and Myia has no equivalent", loc,
-            hint=SUPPORTED_HINT,
+            hint=_nearest_hint(value, text),
         )
+
+
+#: what the subset leaves to plain Python: reading and drawing data
+_DATA_PREPARATION = ("random", "load", "save", "genfromtxt", "fromfile", "frombuffer",
+                     "fromstring", "memmap", "tofile", "printoptions", "set_printoptions")
+
+
+def _nearest_hint(value, text):
+    """What to write instead of an unsupported library function: for data (files,
+    random numbers), plain Python before the call; else the nearest supported names."""
+    import difflib
+
+    module = (getattr(value, "__module__", None) or "").split(".")
+    short = text.rsplit(".", 1)[-1]
+    if "random" in module or "random" in text.split(".") or any(
+            short.startswith(w) for w in _DATA_PREPARATION):
+        return (f"compiled code computes with the data it is given: prepare it in plain "
+                f"Python ({text}(...) outside the function, or in a %%python cell of the "
+                f"Myia kernel) and pass it as an argument")
+    prefix = text.rsplit(".", 1)[0] + "." if "." in text else ""
+    known = {}
+    for obj in lib.PYTHON_TO_MYIA:
+        name = getattr(obj, "__name__", None)
+        mod = (getattr(obj, "__module__", None) or "")
+        if isinstance(name, str):
+            known.setdefault(name, f"{'np.' if mod.startswith('numpy') else ''}{name}")
+    close = difflib.get_close_matches(short, list(known), n=3, cutoff=0.6)
+    nearest = (f"the nearest supported: {', '.join(f'`{known[c]}`' for c in close)}; "
+               if close else "")
+    return (f"{nearest}write it over supported functions in a def of your own, or compute "
+            f"it in plain Python outside the compiled function (a %%python cell in the "
+            f"Myia kernel); {SUPPORTED_HINT}")
 
 
 def name_error(name, loc, candidates):
