@@ -5,6 +5,8 @@ here, not copied; each is checked on both backends against NumPy (values) and au
 (gradients) by tests/thirdparty/test_programs.py.
 """
 
+import operator
+
 import numpy as np
 
 from ..numpy.harness import collector
@@ -17,6 +19,7 @@ def randn(*shape):
     return _rng.standard_normal(shape)
 
 
+ITEM0 = operator.itemgetter(0)
 A = randn(5, 6, 4)
 B = randn(5, 6, 4)
 M = randn(4, 4)
@@ -365,3 +368,37 @@ def append_(x):
 @case("r_ and c_", randn(3, 2))
 def r_c(x):
     return np.r_[x, x].sum() + np.c_[x, x].sum() * np.ones(2)
+
+
+@case("sorted dict", {"item_2": randn(3), "item_1": randn(2), "item_X": randn(2, 2)},
+      order=1, autograd=False)
+def sorted_dict(input_dict):
+    A = 0.0
+    B = 0.0
+    for i, k in enumerate(sorted(input_dict)):
+        A = A + np.sum(np.sin(input_dict[k])) * (i + 1.0)
+        B = B + np.sum(np.cos(input_dict[k]))
+    return A + B
+
+
+@case("items by key", {"b": randn(3), "a": randn(2)}, order=1, autograd=False)
+def items_by_key(d):
+    total = 0.0
+    for i, (k, v) in enumerate(sorted(d.items(), key=ITEM0)):
+        total = total + np.sum(np.sin(v)) * (i + 1.0)
+    for v in d.values():
+        total = total + np.sum(v)
+    return total
+
+
+@case("isinstance", randn(3), [2.0, 3.0], autograd=False)  # autograd: ArrayBox
+def isinstance_checks(x, lst):
+    assert isinstance(lst, list) and isinstance(x, np.ndarray) and not isinstance(x, float)
+    assert isinstance(lst[0], (float, int)) and not isinstance(lst, (tuple, dict))
+    return x * lst[0] + lst[1]
+
+
+@case("dict get", 2.0)
+def dict_get(x):
+    d = {"a": x * 3.0}
+    return d.get("a", x) ** 2 + d.get("b", x)

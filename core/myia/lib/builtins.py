@@ -15,6 +15,9 @@ over an array runs over its first axis at run time.
 """
 
 import math
+import operator
+
+import numpy as np
 
 from ..errors import MyiaTypeError
 from ..prim import compile_time
@@ -315,6 +318,72 @@ MUTATING_METHODS = {
 }
 
 
+# ---- sorted, itemgetter, isinstance -------------------------------------------------------
+
+
+@compile_time
+def _sorted_order(keys, reverse):
+    """The positions of `keys` (constants: dict keys, strings, numbers known at compile
+    time) in sorted order (stable, as Python's sort)."""
+    return tuple(sorted(range(len(keys)), key=lambda i: keys[i], reverse=reverse))
+
+
+def py_sorted(iterable, key=None, reverse=False):
+    # the order is decided at compile time: sort the keys of a dict, names, constants;
+    # numbers computed at run time are sorted as an array (np.sort)
+    items = py_list(iterable)
+    if key is None:
+        return [items[i] for i in _sorted_order(items, reverse)]
+    if _is_item_getter(P.kind_of(key), key):
+        # operator.itemgetter(k): read at each element, whatever its type (a key
+        # function is one value, with one signature: it could not be called on the
+        # (key, array) pairs of a dict's items, whose arrays differ)
+        return [items[i] for i in _sorted_order([e[key[1]] for e in items], reverse)]
+    return [items[i] for i in _sorted_order([key(e) for e in items], reverse)]
+
+
+def py_itemgetter(item):
+    return ("operator.itemgetter", item)  # what py_sorted's key= reads
+
+
+def _is_item_getter(kind, key):
+    if kind == "tuple":
+        return _names_item_getter(key[0])
+    return False
+
+
+@compile_time
+def _names_item_getter(tag):
+    return tag == "operator.itemgetter"
+
+
+#: the classes `isinstance` may ask about, by the name py_isinstance reads
+ISINSTANCE_TYPES = {list: "list", tuple: "tuple", dict: "dict", float: "float", int: "int",
+                    bool: "bool", np.ndarray: "ndarray"}
+
+
+@compile_time
+def _is_instance(kind, ndim, dtype, names):
+    """Whether a value of this kind (container kind, or None), rank and dtype is an
+    instance of one of the classes `names`."""
+    if kind is not None:
+        what = kind if isinstance(kind, str) else "dict"
+        return what in names
+    if ndim > 0:
+        return "ndarray" in names
+    if dtype == "bool":
+        return "bool" in names or "int" in names
+    if dtype == "int64":
+        return "int" in names
+    return "float" in names
+
+
+def py_isinstance(x, names):
+    if P.kind_of(x) is None:
+        return _is_instance(None, P.ndim(x), P.dtype(x), names)
+    return _is_instance(P.kind_of(x), 0, None, names)
+
+
 NAMES = {
     # builtins
     abs: P.abs,
@@ -329,6 +398,8 @@ NAMES = {
     zip: py_zip,
     enumerate: py_enumerate,
     reversed: py_reversed,
+    sorted: py_sorted,
+    operator.itemgetter: py_itemgetter,
     float: P.to_float,
     int: P.to_int,
     bool: py_bool,

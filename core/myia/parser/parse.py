@@ -1228,6 +1228,9 @@ class Parser:
         text = ast.unparse(func)
         if node.keywords and isinstance(func, ast.Name) and self._static_object(func) is dict:
             return self._dict_call(node, loc)
+        if isinstance(func, ast.Name) and self._static_object(func) is isinstance \
+                and len(node.args) == 2 and not node.keywords:
+            return self._isinstance(node, loc)
         keywords = [(k.arg, self.expr(k.value), self.loc(k)) for k in node.keywords]
         if isinstance(func, ast.Attribute):
             _check_dunder(func, self.source)
@@ -1236,6 +1239,24 @@ class Parser:
         fn = self.expr(func, as_callee=True)
         args = [self.expr(a) for a in node.args]
         return self.call(fn, args, keywords, loc, text)
+
+    def _isinstance(self, node, loc):
+        """`isinstance(x, list)`: a question about x's type, answered at compile time;
+        the types (names of Python and NumPy classes, or a tuple of them) are static."""
+        spec = node.args[1]
+        types_ = spec.elts if isinstance(spec, ast.Tuple) else [spec]
+        names = []
+        for t in types_:
+            obj = self._static_object(t)
+            name = lib.builtins.ISINSTANCE_TYPES.get(obj) if isinstance(obj, type) else None
+            if name is None:
+                raise MyiaSyntaxError(
+                    f"isinstance with `{ast.unparse(t)}` is not supported", self.loc(t),
+                    hint="the types the subset knows are list, tuple, dict, np.ndarray, "
+                         "float, int and bool")
+            names.append(name)
+        return self._lib_call(lib.builtins.py_isinstance,
+                              [self.expr(node.args[0]), Constant(tuple(names), loc)], loc)
 
     def _dict_call(self, node, loc):
         """`dict(a=1, b=x)`, `dict(d, c=y)`: the keywords are the keys."""

@@ -17,6 +17,7 @@ builtins.  `Resolver.to_node` then turns the Python value into a node, in this o
 """
 
 import builtins
+import operator
 import sys
 import sysconfig
 import types
@@ -104,6 +105,10 @@ class Resolver:
             if isinstance(mapped, Primitive):
                 return Constant(mapped, loc)
             return Constant(parse_function(mapped), loc)
+        if isinstance(value, operator.itemgetter):  # a key for sorted()
+            items = value.__reduce__()[1]
+            if len(items) == 1 and _is_constant_data(items[0]):
+                return Constant(("operator.itemgetter", items[0]), loc)
         if isinstance(value, types.ModuleType):
             raise MyiaSyntaxError(
                 f"module `{text}` cannot be used as a value", loc,
