@@ -313,6 +313,12 @@ class Session:
         if first.startswith("%%"):
             head, _, body = first.partition("\n")
             name, _, line = head[2:].partition(" ")
+            if name.endswith("?") and not line.strip() and not body.strip():
+                text = _magics.magic_help(name.rstrip("?"))
+                if text is None:
+                    raise UsageError(f"Cell magic `%%{name.rstrip('?')}` not found.")
+                self.page(text)
+                return None, False
             fn = _magics.CELL_MAGICS.get(name)
             if fn is None:
                 raise UsageError(f"Cell magic `%%{name}` not found.")
@@ -631,6 +637,13 @@ class Session:
                       or f"Object `{m.group(2)}` not found.")
             return None, False
         name, _, args = line[1:].partition(" ")
+        if name.endswith("?") and not args.strip():
+            # `%grad?` (and `%%python?`, `%grad??`): the magic's usage, as IPython pages it
+            text = _magics.magic_help(name.rstrip("?").lstrip("%"))
+            if text is None:
+                raise UsageError(f"Line magic function `%{name.rstrip('?')}` not found.")
+            self.page(text)
+            return None, False
         fn = _magics.LINE_MAGICS.get(name)
         if fn is None:
             raise UsageError(f"Line magic function `%{name}` not found.")

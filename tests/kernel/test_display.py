@@ -49,3 +49,48 @@ def test_ir_bundle_without_a_session(monkeypatch, capsys):
     bundle = ir_bundle(myia.ir(square))
     assert "digraph" in bundle["text/plain"]
     assert "dot` program was not found" in capsys.readouterr().err
+
+
+class FailingLayouts:
+    """graphviz's pipe fails (as `dot` does with "triangulation failed") until the
+    drawing has one of the layouts `works` names (None: never)."""
+
+    def __init__(self, works):
+        self.works = works
+        self.tries = []
+
+    def __call__(self, digraph, *args, **kwargs):
+        import graphviz
+
+        splines = next((a.split("=", 1)[1].strip() for a in digraph.body if "splines=" in a),
+                       None)
+        self.tries.append(splines)
+        if self.works is not None and splines in self.works:
+            return self.real(digraph, *args, **kwargs)
+        raise graphviz.CalledProcessError(1, ["dot"], stderr=b"Error: triangulation failed\n")
+
+
+def test_a_failed_layout_is_tried_again_with_simpler_edges(monkeypatch):
+    import graphviz
+
+    fail = FailingLayouts(works={"polyline"})
+    fail.real = graphviz.Digraph.pipe
+    monkeypatch.setattr(graphviz.Digraph, "pipe", lambda d, *a, **k: fail(d, *a, **k))
+    bundle = bundle_for(myia.ir(square))
+    assert "<svg" in bundle["image/svg+xml"]
+    assert fail.tries == [None, "polyline"]
+
+
+def test_a_layout_that_always_fails_gives_one_warning_and_the_text(monkeypatch):
+    import graphviz
+
+    fail = FailingLayouts(works=None)
+    monkeypatch.setattr(graphviz.Digraph, "pipe", lambda d, *a, **k: fail(d, *a, **k))
+    s = Session()
+    r = s.execute("def f(x):\n    return x * x\n%ir f")
+    assert r.status == "ok"
+    warnings = r.text("stderr")
+    assert warnings.count("triangulation failed") == 1 and "no picture" in warnings
+    (d,) = r.displays()
+    assert d["data"] == {"text/plain": str(myia.ir(s.namespace["f"]))}  # no DOT source
+    assert len(fail.tries) == 4  # the drawing, then three simpler layouts

@@ -508,3 +508,14 @@ def test_jet_in_a_cell(s):
     assert r.value == pytest.approx((0.0, 1.0, 2.0))  # sin e^x: 0, 1, 2 at 0
     ok(s, "j = jet(f, order=3)")
     assert ok(s, "j(0.0)").value == pytest.approx((0.0, 1.0, 2.0, 2.0))
+
+
+def test_magic_help_with_a_question_mark(s):
+    """`%grad?`, `%ir??` and `%%python?` page the magic's usage, as IPython does."""
+    from myia_kernel.magics import magic_help
+
+    for cell, name in (("%grad?", "grad"), ("%ir??", "ir"), ("%%python?", "python")):
+        (page,) = ok(s, cell).payload
+        assert page["data"]["text/plain"] == magic_help(name)
+    assert ok(s, "%help grad").text().strip() == magic_help("grad").strip()
+    assert err(s, "%nosuch?")["ename"] == "UsageError"
