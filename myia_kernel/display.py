@@ -1,11 +1,15 @@
 """Values and drawings as Jupyter MIME bundles.
 
-    bundle_for(value, session)   {"text/plain": ...} for data; a drawing for an IRView
-    ir_bundle(view, session)     {"image/svg+xml": <svg>, "text/plain": <text IR>}
+    bundle_for(value, session)         {"text/plain": ...} for data; a drawing for an IRView
+    ir_bundle(view, session)           the drawing of a program, as one bundle
+    picture_bundles(view, session)     the drawing as one bundle per picture
 
-Programs are drawn by `IRView.render()` (myia.viz).  Without Graphviz's `dot` program
-there is no picture: the session warns once, plainly, and the bundle holds the text IR
-and the DOT source.
+Programs are drawn by myia.viz.  A drawing too wide to read at notebook width becomes
+an overview and one picture per graph (`myia.viz.pictures`).  Each picture is sent as
+`text/html` (inline SVG: JupyterLab shows its tooltips, the source line of each node)
+and `image/svg+xml` (for nbconvert and the classic notebook), with the text IR as
+`text/plain`.  Without Graphviz's `dot` program there is no picture: the session warns
+once, plainly, and the bundle holds the text IR and the DOT source.
 """
 
 import inspect
@@ -138,9 +142,57 @@ def view_digraph(view, session=None):
         return None
 
 
-def ir_bundle(view, session=None):
-    """A program drawn (image/svg+xml) with its text IR (text/plain)."""
-    digraph = view_digraph(view, session)
-    if digraph is None:
-        return {"text/plain": str(view)}
-    return digraph_bundle(digraph, session, text=str(view))
+def html_of(svg, caption=None):
+    """An SVG inline in HTML, as wide as the column at most (tooltips work inline)."""
+    svg = re.sub(r'<svg width="[\d.]+pt" height="[\d.]+pt"',
+                 lambda m: m.group(0) + ' style="max-width: 100%; height: auto"', svg, count=1)
+    head = (f'<div style="font-size: 0.85em; color: #555; margin: 0.4em 0">{_esc(caption)}'
+            "</div>") if caption else ""
+    return f'<div class="myia-drawing">{head}{svg}</div>'
+
+
+def _esc(text):
+    import html
+
+    return html.escape(text, quote=True)
+
+
+def picture_bundles(view, session=None, text=None, **options):
+    """[bundle]: the drawing of a program (an IRView or a Graph) as one bundle per
+    picture (one, or an overview and one per graph when too wide to read); the text
+    IR goes with the first.  Options go to myia.viz.render (title, values, library...)."""
+    from myia.viz import VizUnavailable, pictures
+
+    text = str(view) if text is None else text
+    try:
+        parts = pictures(view, **options)
+    except VizUnavailable as e:
+        reason = "no-dot" if "not installed" in e.message else e.message
+        _warn(session, reason)
+        if reason == "no-dot":
+            plain = text + "\n\nDOT source:\n" + e.source
+            return [{"text/plain": plain, "text/vnd.graphviz": e.source}]
+        return [{"text/plain": text}]
+    except Exception as e:  # noqa: BLE001  a drawing bug must not lose the cell
+        msg = (f"warning: myia.viz could not draw this program ({type(e).__name__}: {e}); "
+               f"showing its text")
+        if session is not None:
+            session.print(msg, name="stderr")
+        return [{"text/plain": text}]
+    out = []
+    for k, (caption, svg) in enumerate(parts):
+        out.append({"text/html": html_of(svg, caption if len(parts) > 1 else None),
+                    "image/svg+xml": svg,
+                    "text/plain": text if k == 0 else f"({caption})"})
+    return out
+
+
+def ir_bundle(view, session=None, **options):
+    """A program drawn, as one bundle: its pictures in one HTML block (the first as
+    image/svg+xml too), with its text IR."""
+    bundles = picture_bundles(view, session, **options)
+    if len(bundles) == 1:
+        return bundles[0]
+    out = dict(bundles[0])
+    out["text/html"] = "".join(b["text/html"] for b in bundles)
+    return out

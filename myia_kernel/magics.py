@@ -160,24 +160,37 @@ def magic_help_cmd(session, line):
 
 @line_magic("grad")
 def magic_grad(session, line):
-    """%grad f [argnums] [example args]: draw f and its derivative program.
+    """%grad f [argnums] [example args] [--view V] [--order k]: draw f's derivative.
 
-    Shows the primal program of f, then its adjoint (the program `grad(f)`: a forward
-    sweep that keeps backpropagators, then the backward sweep), optimized when the
-    pipeline has an optimizer stage, and the ratio of their operation counts.
+    Views (--view):
+      transform   how reverse mode works: J writes ▶f, which computes f and keeps what
+                  the backward pass needs, and ◀f, the backpropagator, which turns the
+                  sensitivity of the output into those of the inputs (∂x, ∂w): each
+                  box of ◀f undoes one step of ▶f (its label: the line it undoes);
+                  dashed edges bring ▶f's values into ◀f.  The default when the
+                  program is small enough to read.
+      values      the transform run on the example arguments: each forward node with
+                  its value, each backward node with its sensitivity.
+      optimized   f and its derivative as the optimizer leaves them (what runs), and
+                  the ratio of their sizes.  The default for larger programs.
+      all         the three, one after the other.
 
     %grad f                 derivative with respect to the first argument
     %grad f 1               ... with respect to the second one
     %grad f (0, 1)          ... to both (a tuple of gradients)
-    %grad f 0 2.0 3.0       with example arguments (for the typed/optimized stages)
+    %grad f 0 2.0 3.0       with example arguments (the values view needs them; the
+                            optimized view specializes for their types, else floats)
     %grad f --order 3       the third derivative's program, grad(grad(grad(f)))
     """
-    tokens, order = _take_option(split_args(line), "--order", "%grad f --order 3")
+    tokens, view = _take_word_option(split_args(line), "--view", GRAD_VIEWS,
+                                     "%grad f --view values 2.0")
+    tokens, order = _take_option(tokens, "--order", "%grad f --order 3")
     order = 1 if order is None else order
     if order < 1:
         raise _usage(f"%grad --order must be 1 or more, not {order}")
     if not tokens:
-        raise _usage("%grad needs a function: %grad f [argnums] [example args] [--order k]")
+        raise _usage("%grad needs a function: %grad f [argnums] [example args] "
+                     "[--view transform|values|optimized|all] [--order k]")
     fn = _function(session, tokens[0], "grad")
     rest = [session.eval_python(t) for t in tokens[1:]]
     argnums = 0
@@ -188,27 +201,113 @@ def magic_grad(session, line):
                      "of gradients is not a float)")
     args = tuple(rest)
     name = tokens[0]
+    derivative, what = fn, name
+    for _ in range(order):
+        derivative = myia.grad(derivative, argnums)
+        what = f"grad({what}" + (f", argnums={argnums!r}" if argnums != 0 else "") + ")"
+    if view == "values" and not args:
+        raise _usage(f"--view values runs {name}: give example arguments, e.g. "
+                     f"`%grad {name} {argnums!r} 2.0`")
+    if view is None:
+        view = "transform" if _readable(derivative) else "optimized"
+    views = ("transform", "values", "optimized") if view == "all" else (view,)
+    for v in views:
+        if v == "transform":
+            _show_transform(session, derivative, what)
+        elif v == "values" and args:
+            _show_values(session, derivative, what, args)
+        elif v == "optimized":
+            _show_optimized(session, fn, derivative, name, what, args)
+
+
+GRAD_VIEWS = ("transform", "values", "optimized", "all")
+#: the largest transform drawn by default (drawn items, the library's graphs left out)
+READABLE_ITEMS = 160
+
+
+def _readable(derivative):
+    from myia.viz import trace
+
+    try:
+        scene = trace(myia.ir(derivative).graph, library=False)
+    except Exception:  # noqa: BLE001  (the optimized view reports what is wrong)
+        return False
+    return len(scene.items) <= READABLE_ITEMS
+
+
+def _draw(session, view, **options):
+    """Display a program's pictures, each as its own output (a front end that saves
+    drawings as files, the REPL or jupyter console, then saves every one)."""
+    for b in session.picture_bundles(view, **options):
+        session.display(b)
+
+
+def _show_transform(session, derivative, what):
+    from myia.viz import trace
+
+    view = myia.ir(derivative)
+    scene = trace(view.graph, library=False)
+    drawn = sum(it.role == "apply" for it in scene.items.values())
+    session.print(f"{what}: the transform, as J writes it (▶ forward graphs, ◀ backward "
+                  f"graphs; {drawn} operations)")
+    for b in session.picture_bundles(view, library=False, title=f"{what}: the transform"):
+        session.display(b)
+
+
+def _show_values(session, derivative, what, args):
+    from myia.arguments import entry_values
+    from myia.backend.vm.recording import run_recording
+
+    view = myia.ir(derivative)
+    result, values, _ = run_recording(view.graph, entry_values(args))
+    from myia.viz.trace import format_short
+
+    from .display import format_value
+
+    # arrays as their shape and first numbers, as on the nodes
+    shown = ", ".join(format_short(a, 40) for a in args)
+    session.print(f"{what}({shown}) = {format_value(result)}\n"
+                  f"each node shows its value; in ◀ graphs, a sensitivity (∂out/∂node)")
+    for b in session.picture_bundles(view, library=False, values=values,
+                                     title=f"{what} at ({shown})"):
+        session.display(b)
+
+
+def _show_optimized(session, fn, derivative, name, what, args):
     if not args:
-        # no example arguments: show the program for float arguments (the common
-        # case of a derivative), falling back to the parsed program if that fails
+        # no example arguments: the program for float arguments (the common case of
+        # a derivative), else the parsed program
         args = _float_examples(fn)
         if args:
             session.print(f"(optimized for float arguments {args}; give example arguments "
                           f"after the argnums to choose others)")
     primal, p_stage, _ = _best_view(fn, args)
-    derivative, what = fn, name
-    for _ in range(order):
-        derivative = myia.grad(derivative, argnums)
-        what = f"grad({what}" + (f", argnums={argnums!r}" if argnums != 0 else "") + ")"
     adjoint, a_stage, note = _best_view(derivative, args)
     p_ops, a_ops = primal.op_count(), adjoint.op_count()
     session.print(f"primal {name}: {p_ops} primitive operations ({p_stage})")
-    session.display(session.bundle(primal))
+    _draw(session, primal)
     session.print(f"adjoint {what}: {a_ops} primitive operations ({a_stage}"
                   + (f"; {note}" if note else "") + ")")
-    session.display(session.bundle(adjoint))
+    _draw(session, adjoint)
     ratio = f"{a_ops / p_ops:.1f}x" if p_ops else "n/a (the primal has no operations)"
     session.print(f"adjoint/primal operations: {a_ops}/{p_ops} = {ratio}")
+
+
+def _take_word_option(tokens, flag, choices, example):
+    """(tokens without `flag WORD` or `flag=WORD`, WORD or None), WORD among `choices`."""
+    out, value, i = [], None, 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t == flag or t.startswith(flag + "="):
+            value = t[len(flag) + 1:] if "=" in t else (tokens[i + 1] if i + 1 < len(tokens) else "")
+            i += 1 if "=" in t else 2
+            if value not in choices:
+                raise _usage(f"{flag} takes one of {', '.join(choices)}, not {value!r}; "
+                             f"e.g. {example}")
+            continue
+        out.append(t)
+        i += 1
+    return out, value
 
 
 def _take_option(tokens, flag, example):
@@ -289,48 +388,31 @@ def magic_ir(session, line):
                      f"arguments: give example arguments, e.g. `%ir {name} {stage} 2.0`")
     view = _ir(fn, args, stage)
     session.print(f"{name}: {view.op_count()} primitive operations ({stage})")
-    session.display(session.bundle(view))
-
-
-def _pass_log(view):
-    """The optimizer's pass log of an optimized IRView, under the names a pipeline may
-    give it (`pass_log`, `log`, `passes`; an attribute or a method), or None."""
-    for attr in ("pass_log", "log", "passes"):
-        log = getattr(view, attr, None)
-        if callable(log):
-            try:
-                log = log()
-            except TypeError:
-                log = None
-        if log is not None:
-            return log
-    return None
+    _draw(session, view)
 
 
 def _show_passes(session, fn, name, args):
-    stages = _stages()
-    if "optimized" not in stages:
-        session.print(
-            f"%ir --passes: there is no pass log to show: this pipeline has no "
-            f"'optimized' stage yet (its stages: {', '.join(stages)}).  Nothing was "
-            f"optimized; `%ir {name}` shows the parsed program.")
-        return
     if not args and _needs_args(fn):
         raise _usage(f"the optimizer works on {name} specialized for argument types: give "
                      f"example arguments, e.g. `%ir {name} --passes 2.0`")
     after = _ir(fn, args, "optimized")
-    log = _pass_log(after)
-    if log is None:
-        session.print("%ir --passes: the pipeline's optimized stage does not expose a "
-                      "pass log; showing the program before and after optimization only.")
-    else:
-        session.print(f"pass log of {name}:\n{log}")
-    first = "typed" if "typed" in stages else "parsed"
-    before = _ir(fn, args, first)
-    session.print(f"before: {before.op_count()} primitive operations ({first})")
-    session.display(session.bundle(before))
-    session.print(f"after: {after.op_count()} primitive operations (optimized)")
-    session.display(session.bundle(after))
+    steps = after.passes()
+    session.print(f"pass log of {name} (each pass starts where the previous one ended):\n"
+                  f"{after.log}")
+    changed = [st for st in steps if st.removed or st.added]
+    if not changed:
+        session.print("no pass changed the program: it is drawn once")
+        _draw(session, after)
+        return
+    for st in changed:
+        fired = ", ".join(f"{r} ×{n}" for r, n in st.counts.most_common()) or "no rule"
+        b, a = st.before.op_count(), st.after.op_count()
+        session.print(f"{st.name}: {b} -> {a} operations ({fired}); before it, in red what "
+                      f"it removed; after it, in green what it added")
+        _draw(session, st.before, marks=dict.fromkeys(st.removed, "removed"),
+              title=f"before {st.name}")
+        _draw(session, st.after, marks=dict.fromkeys(st.added, "added"),
+              title=f"after {st.name}")
 
 
 BACKENDS = ("vm", "llvm", "cupy")

@@ -300,6 +300,12 @@ class Session:
 
         return bundle_for(value, self)
 
+    def picture_bundles(self, view, **options):
+        """The drawing of a program, one bundle per picture (see display.py)."""
+        from .display import picture_bundles
+
+        return picture_bundles(view, self, **options)
+
     def _new_file(self, kind="cell"):
         self._files += 1
         return f"<myia-{kind}-{self._files}>"

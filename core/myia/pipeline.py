@@ -133,6 +133,8 @@ class Pipeline:
             self.llvm = LLVMBackend(specialize=self._native_program)
 
     def stage(self, fn, args, name):
+        from .infer import signature_of
+
         if name not in STAGES:
             raise MyiaError(
                 f"unknown stage {name!r}", hint=f"choose one of {', '.join(STAGES)}")
@@ -147,6 +149,7 @@ class Pipeline:
             graph, log = self.optimized(fn, args)
             view = IRView(graph, name)
             view.log = log
+            view.passes = lambda: optimization_steps(fn, signature_of(args))
             return view
         return IRView(to_graph(fn), name)
 
@@ -194,6 +197,43 @@ def specialized_for(fn, signature):
         with gc_paused(), progress.stage("inferring types", graph.name):
             typed = graph.derived[key] = specialize(graph, list(signature))
     return typed
+
+
+class PassStep:
+    """One pass of the optimizer: its name, the rules that fired (a Counter), its time,
+    the program before and after it (IRViews), and what it removed from the first
+    and added in the second (sets of their nodes and graphs)."""
+
+    def __init__(self, name, counts, seconds, before, after, removed, added):
+        self.name, self.counts, self.seconds = name, counts, seconds
+        self.before, self.after = before, after
+        self.removed, self.added = removed, added
+
+    def __repr__(self):
+        return (f"<PassStep {self.name}: {self.before.op_count()} -> "
+                f"{self.after.op_count()} operations>")
+
+
+def optimization_steps(fn, signature, finish=True):
+    """[PassStep]: the optimizer run again on `fn` for `signature`, keeping a copy of
+    the program before and after each pass (what `%ir f --passes` draws)."""
+    from .ir import clone_many
+    from .opt import PassLog, optimize
+
+    typed = specialized_for(fn, signature)
+    log = PassLog(keep_programs=True)
+    with gc_paused():
+        copy = clone_many(manage(typed).graphs)[typed]
+        optimize(copy, log, private=True, finish=finish)
+    steps = []
+    for (name, counts, seconds, _, _), (g0, o0), (g1, o1) in zip(
+            log.passes, log.programs, log.programs[1:]):
+        kept0, kept1 = set(o0.values()), set(o1.values())
+        removed = {n for n, orig in o0.items() if orig not in kept1}
+        added = {n for n, orig in o1.items() if orig not in kept0}
+        steps.append(PassStep(name, counts, seconds, IRView(g0, "optimized"),
+                              IRView(g1, "optimized"), removed, added))
+    return steps
 
 
 def optimized_for(fn, signature, finish=True):

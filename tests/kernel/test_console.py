@@ -25,7 +25,7 @@ def test_jupyter_console():
         child.expect(r"In \[2\]")
         child.send("triple(2.0)\r")
         child.expect(r"6\.0")
-        child.send("%grad triple\r")
+        child.send("%grad triple --view optimized\r")
         child.expect("adjoint/primal operations")
         child.send("exit\r")
         child.expect(pexpect.EOF)

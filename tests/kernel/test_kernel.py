@@ -67,17 +67,17 @@ def test_definitions_only_give_no_result(kc):
 
 def test_grad_magic_draws_svg(kc):
     execute(kc, "def poly(x):\n    return x * x * x + 2.0 * x")
-    reply, outputs = execute(kc, "%grad poly")
+    reply, outputs = execute(kc, "%grad poly --view all")
     assert reply["status"] == "ok"
     displays = of_type(outputs, "display_data")
-    assert len(displays) == 2  # the primal, then the adjoint
+    assert len(displays) == 3  # the transform, then the primal and the adjoint optimized
     for d in displays:
         data = d["content"]["data"]
         assert data["image/svg+xml"].lstrip().startswith(("<?xml", "<svg"))
-        assert "<svg" in data["image/svg+xml"]
+        assert "<svg" in data["text/html"]  # inline, for JupyterLab's tooltips
         assert "graph @" in data["text/plain"]  # the text IR
     text = "".join(m["content"]["text"] for m in of_type(outputs, "stream"))
-    assert "adjoint/primal operations" in text
+    assert "the transform" in text and "adjoint/primal operations" in text
 
 
 def test_ir_magic_draws_svg(kc):

@@ -61,7 +61,8 @@ def test_run_writes_html_with_the_pictures(tmp_path):
     assert f"Wrote {out.resolve()}" in r.stdout
     page = out.read_text()
     assert "<h1>Title</h1>" in page and "<code>code</code>" in page
-    assert page.count("<svg") == 2 and "data:image/png;base64," in page
+    # %grad f draws the transform (▶f and ◀f in one picture); %plot is a PNG
+    assert page.count("<svg") == 1 and "◀f" in page and "data:image/png;base64," in page
     assert "9.0" in page
     executed = json.loads((tmp_path / "executed.ipynb").read_text())
     assert executed["cells"][1]["outputs"][0]["data"]["text/plain"] == "9.0"

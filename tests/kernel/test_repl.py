@@ -46,14 +46,16 @@ def test_lines_make_cells(tmp_path):
 def test_drawings_become_svg_files_and_text(tmp_path):
     repl, out, err = make(tmp_path)
     repl.run("def f(x):\n    return x * x")
-    repl.run("%grad f")
+    repl.run("%grad f")  # the transform: one picture of ▶f and ◀f
+    repl.run("%grad f --view optimized")  # primal and adjoint, two pictures
     text = out.getvalue()
     paths = [line.split(": ", 1)[1].rstrip("]") for line in text.splitlines()
              if line.startswith("[drawing: ")]
-    assert len(paths) == 2
+    assert len(paths) == 3
     for p in paths:
         assert p.endswith(".svg") and "<svg" in open(p).read()
-    assert "graph @f" in text and "adjoint/primal operations" in text
+    assert "◀f" in open(paths[0]).read()
+    assert "graph @▶f" in text and "graph @f" in text and "adjoint/primal operations" in text
 
 
 def test_errors_go_to_stderr(tmp_path):

@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 
+from myia.viz.draw import MARKS
 from myia_kernel.session import Session, is_complete
 
 
@@ -250,15 +251,41 @@ def test_magics_and_code_mix_in_a_cell(s):
 
 def test_grad_magic(s):
     ok(s, "def f(x):\n    return x * x + 2.0 * x")
-    r = ok(s, "%grad f")
+    r = ok(s, "%grad f --view optimized")
     primal, adjoint = r.displays()
     for d in (primal, adjoint):
         assert "<svg" in d["data"]["image/svg+xml"]
     assert "graph @f" in primal["data"]["text/plain"]
     m = re.search(r"adjoint/primal operations: (\d+)/(\d+) = ([\d.]+)x", r.text())
     assert m and int(m.group(2)) == 3
-    r = ok(s, "def g(x, y):\n    return x * y\n%grad g (0, 1)")
+    r = ok(s, "def g(x, y):\n    return x * y\n%grad g (0, 1) --view optimized")
     assert "argnums=(0, 1)" in r.text()
+
+
+def test_grad_views(s):
+    """The transform (the default for a small program), the values, the optimized
+    program, and all three."""
+    ok(s, "def f(x, w):\n    y = x * w\n    return np.tanh(y) * w")
+    r = ok(s, "%grad f")
+    assert "grad(f): the transform" in r.text()
+    (d,) = r.displays()
+    svg = d["data"]["image/svg+xml"]
+    assert "▶f" in svg and "◀f" in svg
+    assert "◀ y = x * w (line 2)" in svg  # the backward steps of y = x * w, boxed
+    assert "∂x" in svg and "∂y" in svg  # sensitivities named after the user's variables
+    assert "<svg" in d["data"]["text/html"]  # inline: JupyterLab shows the tooltips
+    r = ok(s, "%grad f (0, 1) 2.0 3.0 --view values")
+    import math
+
+    dx = 3.0 * 3.0 * (1 - math.tanh(6.0) ** 2)
+    assert f"= ({dx!r}, " in r.text()  # grad(f)(2.0, 3.0) = (dx, dw)
+    (d,) = r.displays()
+    assert ">= 6<" in d["data"]["image/svg+xml"]  # y = x * w at (2, 3)
+    r = ok(s, "%grad f 0 2.0 3.0 --view all")
+    assert len(r.displays()) == 4  # transform, values, primal and adjoint optimized
+    assert "adjoint/primal operations" in r.text()
+    assert err(s, "%grad f --view values")["ename"] == "UsageError"  # needs arguments
+    assert err(s, "%grad f --view nosuch")["ename"] == "UsageError"
 
 
 def test_ir_magic_stages_and_passes(s):
@@ -431,18 +458,30 @@ def test_passes_and_grad_with_the_optimizer_stage(s):
     """%grad shows the optimized adjoint and `%ir --passes` the pass log and
     before/after pictures."""
     ok(s, "def f(x):\n    return x * x * 3.0")
-    r = ok(s, "%ir f --passes 2.0")
-    assert "pass log of f:\nsimplify #1:" in r.text()
-    assert len(r.displays()) == 2
-    assert "after: " in r.text() and "(optimized)" in r.text()
+    r = ok(s, "%ir f --passes 2.0")  # nothing to optimize: drawn once
+    assert "no pass changed the program" in r.text() and len(r.displays()) == 1
     assert err(s, "%ir f --passes")["ename"] == "UsageError"  # needs example arguments
-    r = ok(s, "%grad f 0 2.0")
+    ok(s, "def g(x, y):\n    a = x * y + 0.0\n    b = x * y\n    return np.sin(a) * b * 1.0")
+    r = ok(s, "%ir g --passes 2.0 3.0")
+    passes = re.findall(r"^(\S.*?): (\d+) -> (\d+) operations \(\d", r.text(), re.M)
+    assert passes[:2] == [("simplify #1", "6", "4"), ("cse #1", "4", "3")]
+    for (_, _, end), (_, start, _) in zip(passes, passes[1:]):
+        assert start == end  # each pass starts where the previous one ended
+    # a before/after pair per pass that changed the program: what simplify removed
+    # (x + 0.0, b * 1.0) in red, then what CSE merged (the second x * y)
+    svgs = [d["data"]["image/svg+xml"] for d in r.displays()]
+    assert len(svgs) == 4
+    removed = [svg.count(f'fill="{MARKS["removed"][0]}"') for svg in svgs]
+    assert removed == [2 + 1, 0, 1 + 1, 0]  # the nodes, and the legend
+    assert "removed by the pass" in svgs[0] and "before simplify #1" in svgs[0]
+    assert "after cse #1" in svgs[3]
+    r = ok(s, "%grad f 0 2.0 --view optimized")
     assert "adjoint grad(f): 2 primitive operations (optimized)" in r.text()
-    r = ok(s, "%grad f")  # without arguments: optimized for float arguments
+    r = ok(s, "%grad f --view optimized")  # without arguments: for float arguments
     assert "optimized for float arguments (1.0,)" in r.text()
     assert "adjoint grad(f): 2 primitive operations (optimized)" in r.text()
     ok(s, "def first(t):\n    return t[0] * 2.0")
-    r = ok(s, "%grad first")  # not a float function: the parsed program, and why
+    r = ok(s, "%grad first --view optimized")  # not a float function: the parsed program
     assert "give example arguments to see the optimized program" in r.text()
 
 

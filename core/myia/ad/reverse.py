@@ -33,6 +33,7 @@ built from its bprop rule (`prim_fprop`), and the J of a closure made at run tim
 
 from ..errors import MyiaError
 from ..ir import Apply, Constant, EnvKey, Graph, manage
+from ..ir.anf import id_mark
 from ..ir.clone import _copy_graphs, _new_graph, inline
 from ..prim import Primitive
 from ..prim import ops as P
@@ -146,7 +147,9 @@ class _JTransform:
             value = jg.apply(P.tuple_getitem, pair, 0, loc=n.loc, name=n.name)
             value.primal = n
             self.jnode[n] = value
-            self.bprop_of[n] = jg.apply(P.tuple_getitem, pair, 1, loc=n.loc)
+            # named after what it undoes, so that ◀g's free variable reads as such
+            self.bprop_of[n] = jg.apply(P.tuple_getitem, pair, 1, loc=n.loc,
+                                        name=_bprop_name(n))
 
     # ---- backward -----------------------------------------------------------------
 
@@ -163,19 +166,27 @@ class _JTransform:
                 if isinstance(closure, Graph):
                     # the sensitivity of a closure: give each captured variable its part
                     for fv in self.mng.free_variables(closure):
-                        zero = bg.apply(P.zeros_like, self.jnode[fv])
-                        part = bg.apply(P.env_getitem, value, env_key(fv), zero)
+                        zero = bg.apply(P.zeros_like, self.jnode[fv], loc=fv.loc)
+                        part = bg.apply(P.env_getitem, value, env_key(fv), zero, loc=fv.loc)
+                        zero.adjoint = part.adjoint = fv
                         contribute(fv, part)
                 return
             contribs.setdefault(node, []).append(value)
 
+        totals = {}
+
         def total(node):
+            if node in totals:
+                return totals[node]
             values = contribs.get(node)
             if not values:
                 return None
             acc = values[0]
             for v in values[1:]:
-                acc = bg.apply(P.gadd, acc, v)
+                acc = bg.apply(P.gadd, acc, v, loc=node.loc)  # where `node` is
+                acc.adjoint = node
+            _name_sensitivity(acc, node)
+            totals[node] = acc
             return acc
 
         contribute(g.output, dout)
@@ -186,23 +197,32 @@ class _JTransform:
             if sens is None:
                 continue  # no path to the output: its contribution is zero
             bp = self.bprop_of[n]
+            mark = id_mark()
             if isinstance(bp, Primitive):
-                for inp, d in zip(n.inputs[1:], self._prim_backward(bp, n, sens, bg)):
+                ds = self._prim_backward(bp, n, sens, bg)
+                _mark_adjoint([d for d in ds if d is not None], n, mark, bg)
+                for inp, d in zip(n.inputs[1:], ds):
                     if d is not None:
                         contribute(inp, d)
                 continue
             d = bg.apply(bp, sens, loc=n.loc)
-            for i, inp in enumerate(n.inputs):
-                contribute(inp, bg.apply(P.tuple_getitem, d, i))
+            parts = [bg.apply(P.tuple_getitem, d, i, loc=n.loc) for i in range(len(n.inputs))]
+            _mark_adjoint(parts, n, mark, bg)
+            for inp, part in zip(n.inputs, parts):
+                contribute(inp, part)
 
         env = bg.apply(P.env_new)
         for node in list(contribs):
             if node.graph is not g:  # a free variable: its sensitivity leaves in env
                 env = bg.apply(P.env_setitem, env, env_key(node), total(node))
+                env.adjoint = node
         dparams = []
         for p in g.parameters:
             s = total(p)
-            dparams.append(s if s is not None else bg.apply(P.zeros_like, self.jnode[p]))
+            if s is None:
+                s = bg.apply(P.zeros_like, self.jnode[p])
+                s.adjoint = p
+            dparams.append(s)
         bg.output = bg.apply(P.make_tuple, env, *dparams)
         jg.output = jg.apply(P.make_tuple, self._jget(g.output), Constant(bg))
 
@@ -215,12 +235,34 @@ class _JTransform:
         if prim.nondiff:
             return [None] * (len(n.inputs) - 1)
         args = [self._jget(i) for i in n.inputs[1:]]
-        out = inline(_bprop_graph(prim), bg, [*args, self.jnode[n], sens], loc=n.loc)
+        out = inline(_bprop_graph(prim), bg, [*args, self.jnode[n], sens], loc=n.loc,
+                     keep_names=False)
         if out.is_apply(P.make_tuple) and out.graph is bg:
             ds = out.inputs[1:]
         else:
             ds = [bg.apply(P.tuple_getitem, out, i, loc=n.loc) for i in range(len(args))]
         return [None if _structural_zero(d) else d for d in ds]
+
+
+def _mark_adjoint(outputs, primal, mark, graph):
+    """The nodes of `graph` made after `mark` that compute `outputs` belong to the
+    backward of `primal` (what a drawing groups under "◀ y = x * w")."""
+    todo = list(outputs)
+    while todo:
+        node = todo.pop()
+        if node.__class__ is not Apply or node.id <= mark or node.graph is not graph \
+                or node.adjoint is not None:
+            continue
+        node.adjoint = primal
+        todo.extend(node.inputs)
+
+
+def _name_sensitivity(node, primal):
+    """Name the sensitivity of a user's variable after it: `∂w` (a node computed for
+    another purpose, or already named, keeps its name)."""
+    name = primal.name
+    if name and node.__class__ is Apply and node.name is None and not name.startswith("∂"):
+        node.name = "∂" + name
 
 
 def _inlined_prim(node):
@@ -385,3 +427,12 @@ def lift_closure(graph):
     outer.output = Constant(inner)
     graph.derived["lifted J"] = outer
     return outer
+
+
+def _bprop_name(n):
+    """`◀callee` for the backpropagator a call returns (the callee's name when it is a
+    constant graph or primitive, else the called value's own name, else none)."""
+    fn = n.inputs[0]
+    value = getattr(fn, "value", None)
+    name = getattr(value, "name", None) or getattr(fn, "name", None)
+    return f"◀{name}" if isinstance(name, str) and name else None

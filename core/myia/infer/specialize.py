@@ -106,6 +106,7 @@ class Specializer:
                 np_ = ng.add_parameter(p.name, p.loc)
                 np_.abstract = a
                 np_.primal = p.primal
+                np_.adjoint = p.adjoint
                 m[p] = np_
             self.graphs[ctx] = ng
         self.effectful = self._effectful_contexts()
@@ -335,6 +336,7 @@ class Specializer:
         new = Apply(self.graphs[ctx], inputs, node.loc, node.name)
         new.abstract = a
         new.primal = node.primal
+        new.adjoint = node.adjoint
         return new
 
     def build(self, ctx, node, a):

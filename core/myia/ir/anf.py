@@ -17,6 +17,12 @@ import itertools
 _ids = itertools.count()
 
 
+def id_mark():
+    """An id below every node made from now on (nodes are numbered in creation order):
+    `node.id > mark` tells a node made after the mark."""
+    return next(_ids)
+
+
 class Node:
     """Base of IR nodes.
 
@@ -26,7 +32,7 @@ class Node:
     abstract: the inferred type, once inference has run (None before).
     """
 
-    __slots__ = ("graph", "loc", "name", "abstract", "primal", "id", "__weakref__")
+    __slots__ = ("graph", "loc", "name", "abstract", "primal", "adjoint", "id", "__weakref__")
 
     def __init__(self, graph, loc=None, name=None):
         self.graph = graph
@@ -36,6 +42,9 @@ class Node:
         # For a node made by a derivative transform, the node it is the image of
         # (environment keys follow it back to the user's node; see myia.ad).
         self.primal = None
+        # For a node of a backpropagator, the primal node whose sensitivity it helps
+        # compute (what a drawing of the transform groups it under: "◀ y = x * w").
+        self.adjoint = None
         self.id = next(_ids)
 
     def is_apply(self, prim=None):

@@ -6,7 +6,7 @@ from .manager import manage
 
 
 def _copy_graphs(graphs, repl, mng, *, keep_params=(), loc=None, keep_keys=False,
-                 keep_graphs=()):
+                 keep_graphs=(), keep_names=True):
     """Copy the nodes of `graphs` following the mapping `repl` (old -> new).
 
     `repl` must already map every graph of `graphs` to its new Graph (or, for a graph
@@ -14,7 +14,8 @@ def _copy_graphs(graphs, repl, mng, *, keep_params=(), loc=None, keep_keys=False
     arbitrary nodes.  Nodes outside `graphs` (free variables from above) stay shared.
     Environment keys (EnvKey constants) follow their node, unless `keep_keys`.
     Constants of the graphs `keep_graphs` stay (a recursive graph inlined into its
-    caller still calls itself, not the caller).
+    caller still calls itself, not the caller).  Without `keep_names`, the copies go
+    unnamed (the library's local names mean nothing where its code is inlined).
     """
     created = []
     for g in graphs:
@@ -25,14 +26,16 @@ def _copy_graphs(graphs, repl, mng, *, keep_params=(), loc=None, keep_keys=False
                     repl[p] = ng.add_parameter(p.name, p.loc)
                     repl[p].abstract = p.abstract
                     repl[p].primal = p.primal
+                    repl[p].adjoint = p.adjoint
                     created.append(repl[p])
     applies = []
     for g in graphs:
         for node in mng.nodes(g):
             if isinstance(node, Apply) and node not in repl:
-                new = Apply(repl[g], [], loc or node.loc, node.name)
+                new = Apply(repl[g], [], loc or node.loc, node.name if keep_names else None)
                 new.abstract = node.abstract
                 new.primal = node.primal
+                new.adjoint = node.adjoint
                 created.append(new)
                 repl[node] = new
                 applies.append(node)
@@ -61,6 +64,8 @@ def _copy_graphs(graphs, repl, mng, *, keep_params=(), loc=None, keep_keys=False
     for new in created:
         if new.primal is not None:
             new.primal = repl.get(new.primal, new.primal)
+        if new.adjoint is not None:
+            new.adjoint = repl.get(new.adjoint, new.adjoint)
     return get
 
 
@@ -99,12 +104,24 @@ def clone_many(graphs, *, manager=None):
     return {g: repl[g] for g in todo}
 
 
-def inline(graph, target, args, *, manager=None, loc=None):
+def snapshot(root, manager=None):
+    """(a copy of the program `root` reaches, {copied node or graph: the original}):
+    the program as it is now, kept while the original goes on being rewritten in
+    place (the optimizer's pass log draws what each pass changed)."""
+    mng = manager or manage(root)
+    graphs = list(mng.graphs)
+    repl = {g: _new_graph(g) for g in graphs}
+    _copy_graphs(graphs, repl, mng, keep_keys=True)
+    return repl[root], {new: old for old, new in repl.items()}
+
+
+def inline(graph, target, args, *, manager=None, loc=None, keep_names=True):
     """Copy `graph`'s body into `target` with its parameters bound to `args`.
 
     Graphs nested in `graph` are copied as new graphs nested in `target`.  Returns the
     node of `target` that computes `graph`'s output.  With `loc`, the copied nodes
-    take that location (the library's own code, inlined, points at the user's line).
+    take that location (the library's own code, inlined, points at the user's line);
+    without `keep_names`, they go unnamed (a bprop rule's `db` is not the user's b).
     """
     if len(args) != len(graph.parameters):
         raise ValueError(f"inline {graph}: {len(args)} args for {len(graph.parameters)} parameters")
@@ -115,7 +132,8 @@ def inline(graph, target, args, *, manager=None, loc=None):
         repl[p] = a
     for g in scope[1:]:
         repl[g] = _new_graph(g)
-    get = _copy_graphs(scope, repl, mng, keep_params=(graph,), loc=loc, keep_graphs=(graph,))
+    get = _copy_graphs(scope, repl, mng, keep_params=(graph,), loc=loc, keep_graphs=(graph,),
+                       keep_names=keep_names)
     return get(graph.output)
 
 

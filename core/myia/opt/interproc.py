@@ -512,7 +512,8 @@ def _substitute_options(mng, substitution):
 
 def interprocedural(root, log=None, mng=None):
     """Narrow outputs and eta-reduce until neither applies.  Returns (how many fired, a
-    manager of the program as it is now).  `mng`: one of the program as it is.
+    manager of the program as it is now).  `mng`: one of the program as it is; `log`:
+    a Counter of the rewrites that fired.
 
     The call graph is analysed again only after a rewrite changed the program, seeded
     with the last analysis's free variables."""
@@ -527,7 +528,7 @@ def interprocedural(root, log=None, mng=None):
             if n:
                 cg, mng = None, manage(root, like=cg.mng)
                 if log is not None:
-                    log.counts[rewrite.__name__] += n
+                    log[rewrite.__name__] += n
             fired += n
         total += fired
         if not fired:

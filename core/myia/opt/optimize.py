@@ -1,10 +1,13 @@
 """The optimization pipeline: which rules run, in which order."""
 
+import time
+from collections import Counter
+
 from ..ir import Apply, Constant, Graph, clone_many, manage
 from . import rules as R
 from .cse import cse
 from .interproc import interprocedural
-from .pass_manager import PassLog, run_pass
+from .pass_manager import PassLog, count_ops, run_pass
 
 
 def optimize(root, log=None, private=False, finish=True):
@@ -31,16 +34,29 @@ def optimize(root, log=None, private=False, finish=True):
         # branches in their bodies into selects (see opt.unroll, opt.select)
         rules = R.ALL if round_ else R.BEFORE_UNROLL
         rewrites, mng = run_pass(root, rules, name=f"simplify #{round_ + 1}", log=log, like=mng)
+        t0 = time.perf_counter()
         merged = cse(root, mng)
         if merged:
-            log.counts["cse"] += merged
             mng = manage(root, like=mng)
-        fired, mng = interprocedural(root, log, mng)
+            _record(log, f"cse #{round_ + 1}", Counter(cse=merged), t0, root, mng)
+        t0 = time.perf_counter()
+        counts = Counter()
+        fired, mng = interprocedural(root, counts, mng)
+        if fired:
+            _record(log, f"interprocedural #{round_ + 1}", counts, t0, root, mng)
         if round_ and not rewrites and not merged and not fired:
             break
     if finish:
         run_pass(root, R.FINISH, name="finish", log=log, like=mng)
     return root
+
+
+def _record(log, name, counts, t0, root, mng):
+    """Log a step that is not a rule pass (CSE, the interprocedural rewrites) as one:
+    it starts where the previous pass ended."""
+    before = log.passes[-1][4] if log.passes else count_ops(root, mng)
+    log.record(name, counts, time.perf_counter() - t0, before, count_ops(root, mng))
+    log.keep(root, mng)
 
 
 def _make_private(root):

@@ -59,15 +59,28 @@ class _Dispatch:
 
 
 class PassLog:
-    """Which rules fired, how often, per pass; and how long each pass took."""
+    """Which rules fired, how often, per pass; and how long each pass took.
 
-    def __init__(self):
+    Each pass starts where the previous one ended (its `before` is the previous
+    `after`).  With `keep_programs`, a copy of the program is kept before the first
+    pass and after each one (`programs`: [(copy of the entry graph, {copied node or
+    graph: the one it copies})]), to draw what each pass removed and added."""
+
+    def __init__(self, keep_programs=False):
         self.counts = collections.Counter()
         self.passes = []  # (pass name, Counter, seconds, ops before, ops after)
+        self.programs = [] if keep_programs else None
 
     def record(self, name, counts, seconds, before, after):
         self.passes.append((name, counts, seconds, before, after))
         self.counts.update(counts)
+
+    def keep(self, root, mng):
+        """After a pass (or before the first): copy the program, if programs are kept."""
+        if self.programs is not None:
+            from ..ir.clone import snapshot
+
+            self.programs.append(snapshot(root, mng))
 
     def __str__(self):
         lines = []
@@ -171,6 +184,8 @@ def run_pass(root, rules, name="opt", log=None, max_sweeps=200, like=None):
     `like`: a manager of a similar program, to seed the analysis (see `manage`)."""
     t0 = time.perf_counter()
     mng = manage(root, like=like)
+    if log is not None and log.programs is not None and not log.programs:
+        log.keep(root, mng)  # the program before the first pass
     before = count_ops(root, mng)
     counts = collections.Counter()
     dispatch = _Dispatch(rules)
@@ -181,6 +196,7 @@ def run_pass(root, rules, name="opt", log=None, max_sweeps=200, like=None):
         mng = after
     if log is not None:
         log.record(name, counts, time.perf_counter() - t0, before, count_ops(root, mng))
+        log.keep(root, mng)
     return sum(counts.values()), mng
 
 
@@ -210,6 +226,12 @@ def _sweep(root, dispatch, counts, mng):
         for r in dispatch(node):
             new = r(node, ctx)
             if new is not None and new is not node:
+                if new.__class__ is Apply:
+                    # the same value: it keeps the user's name and line for it
+                    if new.name is None:
+                        new.name = node.name
+                    if new.loc is None:
+                        new.loc = node.loc
                 counts[r.name] += 1
                 changed = True
                 ctx.edited.add(g)

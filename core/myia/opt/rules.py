@@ -389,13 +389,15 @@ def inline_call(node, ctx):
         return None
     if len(ctx.mng.nodes(g)) > INLINE_SIZE and len(ctx.mng.graph_users(g)) > 1:
         return None
-    # the library's own code (bprop rules, np.sum...) takes the location of the call
-    loc = node.loc if node.loc is not None and _is_library_graph(g) else None
+    # the library's own code (bprop rules, np.sum...) takes the location of the call,
+    # and its local names go (its `db` would name the user's W's gradient)
+    library = _is_library_graph(g)
+    loc = node.loc if node.loc is not None and library else None
     if not ctx.unedited(g):
         # g changed during this sweep: inline it at the next one, when the manager
         # describes it again (a fresh analysis for each such call costs more)
         return None
-    return inline(g, node.graph, args, manager=ctx.mng, loc=loc)
+    return inline(g, node.graph, args, manager=ctx.mng, loc=loc, keep_names=not library)
 
 
 _PACKAGE_DIR = __import__("os").path.dirname(__import__("os").path.dirname(__file__))

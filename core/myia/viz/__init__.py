@@ -10,10 +10,11 @@ source) where Graphviz's `dot` is not installed.
 """
 
 from .draw import PALETTES, draw, render
+from .fit import fits, label_px, pictures
 from .svg import VizUnavailable, to_svg
 from .trace import Scene, graph_kind, graph_kinds, trace
 
 __all__ = [
     "render", "draw", "trace", "to_svg", "VizUnavailable", "Scene", "graph_kind", "graph_kinds",
-    "PALETTES",
+    "PALETTES", "pictures", "fits", "label_px",
 ]

@@ -30,8 +30,15 @@ HIGHLIGHT = "#d62728"
 LARGE_ITEMS = 700
 LARGE_FREE_EDGES = 100
 TYPE_COLOR = "#5f6b76"
+VALUE_COLOR = "#1a5e1a"
+GROUP_COLOR = "#d9a66b"
 FAINT_GRAPH_EDGE = "#cdc6e3"
 EDGE_COLORS = {"data": "#4d4d4d", "free": "#8f8f8f", "graph": "#7b6da8"}
+# what a pass did to a node: (fill, border, legend text); see render's `marks`
+MARKS = {
+    "removed": ("#f9d3cf", "#c0392b", "removed by the pass"),
+    "added": ("#d4f0d0", "#2e8b3a", "added by the pass"),
+}
 
 
 def _h(text):
@@ -48,10 +55,12 @@ def _tooltip(text):
     return graphviz.nohtml("\\n".join(line.replace("\\", "\\\\") for line in text.split("\n")))
 
 
-def _label(text, small=None, bold=False):
+def _label(text, small=None, bold=False, value=None):
     main = f"<b>{_h(text)}</b>" if bold else _h(text)
     if small:
         main += f'<br/><font point-size="9" color="{TYPE_COLOR}">{_h(small)}</font>'
+    if value is not None:
+        main += f'<br/><font point-size="10" color="{VALUE_COLOR}"><b>= {_h(value)}</b></font>'
     return f"<{main}>"
 
 
@@ -79,7 +88,7 @@ def _graph_of(graph_or_view):
 
 
 def render(graph_or_view, *, title=None, show_types=True, compact=True, highlight=None,
-           cross_edges=None, library=None):
+           cross_edges=None, library=None, values=None, marks=None):
     """Draw a graph and every graph it reaches: a `graphviz.Digraph`.
 
     graph_or_view: a `Graph` or what `myia.ir(...)` returns.
@@ -93,12 +102,16 @@ def render(graph_or_view, *, title=None, show_types=True, compact=True, highligh
       constants); without them, each free variable is a small dashed node, named
       after it, inside each graph that uses it, and calls name the graph they call.
     library: draw the library's graphs (primitives' rules) the program uses.
+    values: {node: value} from a run of the program (`myia.backend.vm.recording`):
+      each node shows the value computed there (a sensitivity, in a backpropagator).
+    marks: {node or graph: "removed" | "added"}: painted red or green, with a legend
+      (what an optimizer pass changed; see `IRView.passes`).
     Graphviz's layout time grows quickly with size and with long edges between
     graphs: by default (None for both), a drawing too big to lay out in about a
     second goes without edges between graphs and without the library's graphs.
     """
     graph = _graph_of(graph_or_view)
-    scene = trace(graph, compact=compact)
+    scene = trace(graph, compact=compact, values=values)
     big = too_big(scene)
     cross_edges = not big if cross_edges is None else cross_edges
     library = not big if library is None else library
@@ -109,10 +122,11 @@ def render(graph_or_view, *, title=None, show_types=True, compact=True, highligh
         notes.append("free variables are drawn by name inside each graph that uses them, "
                      "and calls name the graph they call")
     if notes:
-        scene = trace(graph, compact=compact, cross_edges=cross_edges, library=library)
+        scene = trace(graph, compact=compact, cross_edges=cross_edges, library=library,
+                      values=values)
     note = ("a large drawing: " if big else "") + "; ".join(notes) if notes else None
     return draw(scene, title=title, show_types=show_types, highlight=highlight,
-                name=graph.name, note=note)
+                name=graph.name, note=note, marks=marks)
 
 
 def too_big(scene):
@@ -121,9 +135,10 @@ def too_big(scene):
     return len(scene.items) > LARGE_ITEMS or free > LARGE_FREE_EDGES
 
 
-def draw(scene, *, title=None, show_types=True, highlight=None, name="myia", note=None):
+def draw(scene, *, title=None, show_types=True, highlight=None, name="myia", note=None,
+         marks=None):
     """The Digraph of a Scene (see `render`); `note`: a small line under the title."""
-    paint = _Painter(scene, show_types, highlight)
+    paint = _Painter(scene, show_types, highlight, marks)
     dot = graphviz.Digraph(name=_plain(name))
     dot.attr(
         compound="true", newrank="true", rankdir="TB", nodesep="0.25", ranksep="0.3",
@@ -131,7 +146,7 @@ def draw(scene, *, title=None, show_types=True, highlight=None, name="myia", not
     )
     if scene.clusters:
         dot.attr(id="myia_" + scene.clusters[0].id[len("cluster_"):])
-    label = _graph_label(title, note, scene.kinds())
+    label = _graph_label(title, note, scene.kinds(), set((marks or {}).values()))
     if label:
         dot.attr(label=label, labelloc="t", labeljust="l")
     dot.attr("node", fontname=FONT, fontsize="11", height="0.3", margin="0.08,0.03")
@@ -144,17 +159,24 @@ def draw(scene, *, title=None, show_types=True, highlight=None, name="myia", not
     for e in scene.edges:
         key = f"{e.src}--{e.dst}"
         seen[key] = k = seen.get(key, 0) + 1
-        dot.edge(e.src, e.dst, **paint.edge(e, key if k == 1 else f"{key}-{k}"))
+        dot.edge(paint.endpoint(e.src), e.dst, **paint.edge(e, key if k == 1 else f"{key}-{k}"))
     return dot
 
 
 class _Painter:
     """The Graphviz attributes of clusters, nodes and edges."""
 
-    def __init__(self, scene, show_types, highlight):
+    def __init__(self, scene, show_types, highlight, marks=None):
         self.scene = scene
+        self.marks = marks or {}
         self.show_types = show_types
         self.objs, self.names = _highlighted(highlight)
+        self.rows = {}  # parameter item id -> the id of its cluster's row of inputs
+        for c in scene.clusters:
+            params = [it for it in c.items if it.role == "parameter"]
+            if len(params) > 1:
+                for it in params:
+                    self.rows[it.id] = self.inputs_id(c)
 
     def highlighted(self, obj):
         """Given itself, or its name in the user's code (`a`, `g`) or in the text IR
@@ -174,23 +196,71 @@ class _Painter:
                  "tooltip": _tooltip(c.tooltip), "id": c.id, "margin": "10"}
         if self.highlighted(c.graph):
             attrs.update(color=HIGHLIGHT, penwidth="2")
+        mark = self.marks.get(c.graph)
+        if mark:
+            attrs.update(color=MARKS[mark][1], penwidth="2.5")
         sub.attr(**attrs)
         params = [it for it in c.items if it.role == "parameter"]
-        if params:  # the inputs on one line, at the top
-            with sub.subgraph() as row:
-                row.attr(rank="same")
-                for it in params:
-                    row.node(it.id, **self.node(it, c))
+        if len(params) == 1:
+            sub.node(params[0].id, **self.node(params[0], c))
+        elif params:
+            # the inputs in one row, in the signature's order (as separate nodes, dot's
+            # crossing minimization would reorder them)
+            sub.node(self.inputs_id(c), **self.inputs_row(params, c))
+        grouped = {}
+        for grp in c.groups:
+            for iid in grp.items:
+                grouped[iid] = grp
+        for grp in c.groups:  # a box per primal node the backpropagator undoes
+            with sub.subgraph(name=grp.id) as box:
+                box.attr(label=_label(grp.label), style="rounded,dashed", color=GROUP_COLOR,
+                         fontsize="10", fontcolor="#8a5a24", id=grp.id,
+                         tooltip=_tooltip(grp.tooltip), margin="6")
+                for iid in grp.items:
+                    it = self.scene.items[iid]
+                    box.node(it.id, **self.node(it, c))
         for it in c.items:
-            if it.role != "parameter":
+            if it.role != "parameter" and it.id not in grouped:
                 sub.node(it.id, **self.node(it, c))
+
+    @staticmethod
+    def inputs_id(c):
+        return f"{c.id}_inputs"
+
+    def inputs_row(self, params, c):
+        """The attributes of the node that holds the parameters, one cell (and port,
+        named after the parameter's id) each."""
+        fill, border = PALETTES[c.kind][:2]
+        cells = []
+        for it in params:
+            typ = it.type if self.show_types else None
+            small = " : ".join(t for t in (it.var, typ) if t)
+            text = f"<b>{_h(it.label)}</b>"
+            if small:
+                text += f'<br/><font point-size="9" color="{TYPE_COLOR}">{_h(small)}</font>'
+            if it.value is not None:
+                text += (f'<br/><font point-size="10" color="{VALUE_COLOR}"><b>= '
+                         f'{_h(it.value)}</b></font>')
+            color = HIGHLIGHT if self.highlighted(it.node) else border
+            tip = html.escape(it.tooltip, quote=True).replace("\n", "&#10;")
+            cells.append(f'<td port="{it.id}" id="{it.id}" bgcolor="{fill}" color="{color}" '
+                         f'border="1" tooltip="{tip}" cellpadding="3">{text}</td>')
+        label = f'<<table border="0" cellspacing="6" cellpadding="0"><tr>{"".join(cells)}</tr></table>>'
+        return {"id": self.inputs_id(c), "label": label, "shape": "plaintext", "margin": "0",
+                "tooltip": _tooltip("the parameters, in the order of the signature")}
+
+    def endpoint(self, item_id):
+        """Where an edge from `item_id` starts: a parameter of a row is a port of it."""
+        row = self.rows.get(item_id)
+        return f"{row}:{item_id}:s" if row else item_id
 
     def node(self, item, c):
         fill, border = PALETTES[item.kind or c.kind][:2]
         typ = item.type if self.show_types else None
         small = " : ".join(t for t in (item.var, typ) if t) or None
         attrs = {"id": item.id, "tooltip": _tooltip(item.tooltip), "color": border,
-                 "label": _label(item.label, small, bold=item.role == "parameter")}
+                 "label": _label(item.label, small, bold=item.role == "parameter",
+                                 value=item.value)}
         if item.role == "apply":
             attrs.update(shape="box", style="rounded,filled", fillcolor=fill)
         elif item.role == "parameter":
@@ -203,6 +273,11 @@ class _Painter:
             attrs.update(shape="plaintext", fontsize="9", fontcolor="#555555", height="0.2")
         if self.highlighted(item.node):
             attrs.update(color=HIGHLIGHT, penwidth="2.5")
+        mark = self.marks.get(item.node) if item.node is not None else None
+        if mark:
+            fill, border, _ = MARKS[mark]
+            attrs.update(fillcolor=fill, color=border, penwidth="2",
+                         style=attrs.get("style", "filled"))
         return attrs
 
     def edge(self, e, id):
@@ -229,17 +304,20 @@ def _cluster_label(c):
     return f"<{text}>"
 
 
-def _graph_label(title, note, kinds):
+def _graph_label(title, note, kinds, marks=()):
     rows = []
     if title:
         rows.append(f'<font point-size="14"><b>{_h(title)}</b></font>')
     if note:
         rows.append(f'<font point-size="9" color="#777777">{_h(note)}</font>')
-    if len(kinds) > 1:
+    legend = [PALETTES[k][:2] + (PALETTES[k][4],) for k in PALETTES if k in kinds] \
+        if len(kinds) > 1 else []
+    legend += [MARKS[m] for m in MARKS if m in marks]
+    if legend:
         cells = "".join(
-            f'<td bgcolor="{PALETTES[k][0]}" border="1" color="{PALETTES[k][1]}">'
-            f'<font point-size="9">{_h(PALETTES[k][4])}</font></td>'
-            for k in PALETTES if k in kinds)
+            f'<td bgcolor="{fill}" border="1" color="{border}">'
+            f'<font point-size="9">{_h(text)}</font></td>'
+            for fill, border, text in legend)
         rows.append(f'<table border="0" cellspacing="4" cellpadding="2"><tr>{cells}</tr></table>')
     if not rows:
         return None

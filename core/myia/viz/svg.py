@@ -45,7 +45,8 @@ def to_svg(digraph):
     first = None
     for attempt in ({},) + RETRIES:
         try:
-            svg = _with_attrs(digraph, attempt).pipe(format="svg", encoding="utf-8")
+            svg = _with_attrs(digraph, attempt).pipe(format="svg", encoding="utf-8",
+                                                            quiet=True)
         except graphviz.ExecutableNotFound:
             raise VizUnavailable(
                 "cannot draw the graph: Graphviz's `dot` program is not installed "

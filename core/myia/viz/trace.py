@@ -49,7 +49,8 @@ class Item:
     kind: the colour to draw it in when not its cluster's (a free variable: its owner's).
     """
 
-    __slots__ = ("id", "role", "label", "var", "type", "tooltip", "node", "graph", "kind")
+    __slots__ = ("id", "role", "label", "var", "type", "tooltip", "node", "graph", "kind",
+                 "value")
 
     def __init__(self, id, role, label, type, tooltip, node, graph, var=None, kind=None):
         self.id = id
@@ -61,6 +62,7 @@ class Item:
         self.node = node
         self.graph = graph
         self.kind = kind
+        self.value = None  # the value computed there, as short text (the values view)
 
     def __repr__(self):
         return f"<Item {self.id} {self.role} {self.label!r}>"
@@ -96,9 +98,12 @@ class Cluster:
     name, params: the graph's name and its parameters' names, for the title;
     tooltip: the source line of the graph and its text IR header.
     ret: the id of the return item.
+    groups: in a backpropagator, the items that undo one primal node together
+      (`Group`: "◀ y = x * w (line 3)").
     """
 
-    __slots__ = ("id", "graph", "kind", "core", "name", "params", "tooltip", "items", "ret")
+    __slots__ = ("id", "graph", "kind", "core", "name", "params", "tooltip", "items", "ret",
+                 "groups")
 
     def __init__(self, id, graph, kind, core, name, params, tooltip):
         self.id = id
@@ -110,6 +115,23 @@ class Cluster:
         self.tooltip = tooltip
         self.items = []
         self.ret = None
+        self.groups = []
+
+
+class Group:
+    """The items of a backpropagator that compute the sensitivities of one primal
+    node's inputs: drawn in a box labelled by that node (`◀ y = x * w (line 3)`)."""
+
+    __slots__ = ("id", "label", "tooltip", "items")
+
+    def __init__(self, id, label, tooltip, items):
+        self.id = id
+        self.label = label
+        self.tooltip = tooltip
+        self.items = items
+
+    def __repr__(self):
+        return f"<Group {self.id} {self.label!r} {len(self.items)} items>"
 
     def __repr__(self):
         return f"<Cluster {self.id} {len(self.items)} items>"
@@ -209,6 +231,24 @@ def format_location(loc):
     src = loc.source_line.strip()
     where = f"{os.path.basename(loc.filename)}:{loc.line}"
     return f"{where}: {src}" if src else where
+
+
+def _undo_label(primal, loc, shared, namer):
+    """"◀ y = x * w (line 3)": what a group of backward items undoes; with the
+    operation when the line holds several (`◀ tanh in z = np.tanh(y + b) (line 5)`)."""
+    fn = primal.inputs[0] if isinstance(primal, Apply) else None
+    op = None
+    if isinstance(fn, Constant):
+        op = format_value(fn.value, namer) if isinstance(fn.value, Graph) \
+            else getattr(fn.value, "ir_name", None)
+    if loc is None:
+        what = op or (primal.name or "?")
+        return f"◀ {what}"
+    src = shorten(loc.source_line.strip(), 40)
+    head = f"{op} in {src}" if shared and op else src
+    if isinstance(primal, Apply) is False and primal.name:
+        head = f"{primal.name} (a parameter)"
+    return f"◀ {head} (line {loc.line})"
 
 
 def _tooltip(loc, ir_line):
@@ -316,7 +356,35 @@ def is_library(graph):
     return loc is not None and os.path.abspath(loc.filename).startswith(LIBRARY_DIR + os.sep)
 
 
-def trace(graph, *, compact=True, cross_edges=True, library=True):
+def format_short(value, width=26):
+    """A value as a node shows it: a number with 4 significant digits, an array as
+    its shape and its first numbers, a tuple by its elements."""
+    import numpy as np
+
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.4g}"
+    if isinstance(value, np.ndarray):
+        flat = value.reshape(-1)[:3]
+        nums = " ".join(f"{float(v):.3g}" for v in flat) if value.dtype.kind in "fiub" else ""
+        more = " …" if value.size > 3 else ""
+        return shorten(f"{'×'.join(map(str, value.shape)) or '0-d'}: {nums}{more}", width)
+    if isinstance(value, tuple):
+        return shorten("(" + ", ".join(format_short(v, 10) for v in value) + ")", width)
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    if name in ("Closure", "Partial", "Primitive"):
+        return "fn"
+    if name == "EnvInstance":
+        return f"env({len(value.contents)})"
+    return shorten(name, width)
+
+
+def trace(graph, *, compact=True, cross_edges=True, library=True, values=None):
     """The Scene of `graph` and every graph it reaches (see the module docstring).
 
     compact: fold constants into their user's label (`mul(·, 2.0)`); otherwise each
@@ -327,6 +395,8 @@ def trace(graph, *, compact=True, cross_edges=True, library=True):
       named after it, inside each graph that uses it; a call names its graph.
     library: draw the library's own graphs (`is_library`) that the program uses;
       without them, their calls still name them (`@▶mul`).
+    values: {node: value} computed by a run of the program (myia.backend.vm.recording):
+      item shows its value (a backpropagator's, a sensitivity).
     """
     mng = manage(graph)
     graphs = ordered_graphs(graph, mng)
@@ -334,7 +404,12 @@ def trace(graph, *, compact=True, cross_edges=True, library=True):
     _name_like_printer(graphs, mng, namer)  # all of them: names as in the text IR
     if not library and not is_library(graph):
         graphs = [g for g in graphs if not is_library(g)]
-    return _Tracer(mng, namer, graphs, compact, cross_edges).run()
+    scene = _Tracer(mng, namer, graphs, compact, cross_edges).run()
+    if values:
+        for item in scene.items.values():
+            if item.node is not None and item.node in values:
+                item.value = format_short(values[item.node])
+    return scene
 
 
 class _Tracer:
@@ -418,6 +493,27 @@ class _Tracer:
             if isinstance(node, Apply):
                 self.apply(c, node)
         self.ret(c)
+        if c.kind == "bprop":
+            self.group_adjoints(c)
+
+    def group_adjoints(self, c):
+        """Group the items of a backpropagator by the primal node they undo."""
+        by_primal = {}
+        for it in c.items:
+            primal = getattr(it.node, "adjoint", None) if it.role == "apply" else None
+            if primal is not None:
+                by_primal.setdefault(primal, []).append(it.id)
+        lines = {}
+        for primal in by_primal:
+            loc = location_of(primal)
+            lines.setdefault((loc.filename, loc.line) if loc else None, []).append(primal)
+        for k, (primal, items) in enumerate(by_primal.items()):
+            loc = location_of(primal)
+            shared = loc is not None and len(lines[(loc.filename, loc.line)]) > 1
+            c.groups.append(Group(self.ids.make(f"{c.id}_undo{k}"),
+                                  _undo_label(primal, loc, shared, self.namer),
+                                  _tooltip(loc, f"the backward of {self.text(primal)}"),
+                                  items))
 
     def apply(self, c, node):
         g = c.graph
@@ -449,6 +545,10 @@ class _Tracer:
                 node_positions.append(i)
                 cid = self.constant_item(c, a, nid, i)
                 edges.append((cid, "data", i))
+            elif a.graph is not g and not self.cross_edges and self.compact:
+                # a free variable, in a drawing without edges between graphs: named
+                # in the label (↑: from an enclosing graph), like a constant
+                shown.append(shorten(self.short_name(a), MAX_CONSTANT_CHARS) + "↑")
             else:
                 shown.append("·")
                 node_positions.append(i)

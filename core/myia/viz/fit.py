@@ -1,0 +1,160 @@
+"""Drawings that stay legible at notebook width.
+
+A notebook shows a picture at most a column wide (about 1,000 px): a wider SVG is
+scaled down, and its labels with it.  `label_px(svg)` is the median size of a
+picture's labels, in pixels, once shown in such a column; a label under 9 px cannot be
+read.  `pictures(graph_or_view, ...)` draws a program as one picture when it fits, and
+otherwise as an overview (one box per graph, arrows for the calls and closures between
+them) followed by one picture per graph, each of which fits.
+"""
+
+import re
+import statistics
+
+import graphviz
+
+from ..ir import Graph
+from .draw import FONT, PALETTES, _graph_of, _h, _plain, draw, render
+from .svg import to_svg
+from .trace import trace
+
+#: the width at which a notebook shows a picture, and the smallest legible label
+COLUMN_PX = 1000
+MIN_LABEL_PX = 9.0
+
+_WIDTH = re.compile(r'<svg width="([\d.]+)pt"')
+_FONT = re.compile(r'<text [^>]*font-size="([\d.]+)"')
+
+
+def svg_width_pt(svg):
+    m = _WIDTH.search(svg)
+    return float(m.group(1)) if m else 0.0
+
+
+def label_px(svg, column_px=COLUMN_PX):
+    """The median label size, in pixels, of `svg` shown `column_px` wide (or at its own
+    size when narrower): SVG points are 4/3 of a pixel."""
+    sizes = [float(s) for s in _FONT.findall(svg)]
+    if not sizes:
+        return float("inf")
+    width_px = svg_width_pt(svg) * 4 / 3
+    scale = min(1.0, column_px / width_px) if width_px else 1.0
+    return statistics.median(sizes) * 4 / 3 * scale
+
+
+def fits(svg, column_px=COLUMN_PX):
+    return label_px(svg, column_px) >= MIN_LABEL_PX
+
+
+def pictures(graph_or_view, *, title=None, column_px=COLUMN_PX, **options):
+    """[(caption, svg)]: the program in one picture if its labels are legible at
+    `column_px`, else an overview and one picture per graph (options: see `render`)."""
+    whole = render(graph_or_view, title=title, **options)
+    svg = to_svg(whole)
+    if fits(svg, column_px):
+        return [(None, svg)]
+    graph = _graph_of(graph_or_view)
+    values = options.get("values")
+    library = options.get("library")
+    scene = trace(graph, cross_edges=False, library=bool(library), values=values)
+    out = [("overview: one box per graph; arrows show which graph calls or makes "
+            "which", to_svg(_overview(scene, title)))]
+    for c in scene.clusters:
+        part = _one_cluster(scene, c)
+        kw = dict(show_types=options.get("show_types", True),
+                  highlight=options.get("highlight"), marks=options.get("marks"),
+                  name=c.name)
+        svg = to_svg(draw(part, **kw))
+        caption = c.name
+        if not fits(svg, column_px) and c.groups:
+            # still too wide: one box per primal node the backpropagator undoes
+            svg = to_svg(draw(_collapsed(part, c), **kw))
+            caption = f"{c.name}, one box per step of the backward pass"
+        out.append((caption, svg))
+    return out
+
+
+def _collapsed(part, cluster):
+    """The scene of a backpropagator with each group (the steps that undo one primal
+    node) drawn as one box, and the edges between boxes."""
+    from .trace import Cluster, Edge, Item, Scene
+
+    owner = {}
+    c2 = Cluster(cluster.id, cluster.graph, cluster.kind, cluster.core, cluster.name,
+                 cluster.params, cluster.tooltip)
+    c2.ret = cluster.ret
+    out = Scene()
+    out.ir_names = part.ir_names
+    for grp in cluster.groups:
+        n = len(grp.items)
+        box = Item(grp.id, "apply", grp.label, f"{n} operation{'s' if n != 1 else ''}",
+                   grp.tooltip, None, cluster.graph)
+        for iid in grp.items:
+            owner[iid] = grp.id
+        c2.items.append(box)
+    for it in cluster.items:
+        if it.id not in owner:
+            c2.items.append(it)
+    out.clusters = [c2]
+    out.items = {it.id: it for it in c2.items}
+    seen = set()
+    for e in part.edges:
+        src, dst = owner.get(e.src, e.src), owner.get(e.dst, e.dst)
+        if src == dst or (src, dst) in seen:
+            continue
+        seen.add((src, dst))
+        out.edges.append(Edge(src, dst, e.kind))
+    return out
+
+
+def _one_cluster(scene, cluster):
+    """The scene of one cluster alone (drawn without edges between graphs, its free
+    variables are small nodes named after them inside it)."""
+    from .trace import Scene
+
+    part = Scene()
+    part.clusters = [cluster]
+    ids = {it.id for it in cluster.items}
+    part.items = {i: scene.items[i] for i in ids}
+    part.edges = [e for e in scene.edges if e.src in ids and e.dst in ids]
+    part.ir_names = scene.ir_names
+    return part
+
+
+def _overview(scene, title):
+    """One box per graph (its kind's colour, its size), an arrow per graph it calls
+    or whose closure it makes, and a dashed one per graph whose values it reads."""
+    dot = graphviz.Digraph(name="overview")
+    dot.attr(rankdir="LR", fontname=FONT, fontsize="11", nodesep="0.2", ranksep="0.35")
+    if title:
+        dot.attr(label=f"<<b>{_h(title)}</b>>", labelloc="t", labeljust="l")
+    dot.attr("node", fontname=FONT, fontsize="11", shape="box", style="rounded,filled")
+    by_graph = {c.graph: c for c in scene.clusters}
+    for c in scene.clusters:
+        fill, border = PALETTES[c.kind][:2]
+        n = sum(it.role == "apply" for it in c.items)
+        dot.node(c.id, label=f"<<b>{_h(c.name)}</b><br/>"
+                 f'<font point-size="9">{n} operation{"s" if n != 1 else ""}</font>>',
+                 fillcolor=fill, color=border, tooltip=_plain(c.name))
+    seen = set()
+    for c in scene.clusters:
+        for it in c.items:
+            node = it.node
+            if node is None or it.role not in ("apply", "free"):
+                continue
+            targets = []
+            if it.role == "free" and node.graph in by_graph:
+                targets.append((by_graph[node.graph].id, c.id, "free"))
+            for inp in getattr(node, "inputs", ()):
+                g = getattr(inp, "value", None)
+                if isinstance(g, Graph) and g in by_graph and g is not c.graph:
+                    targets.append((c.id, by_graph[g].id, "uses"))
+            for src, dst, kind in targets:
+                if (src, dst, kind) not in seen:
+                    seen.add((src, dst, kind))
+                    dot.edge(src, dst, style="dashed" if kind == "free" else "solid",
+                             color="#8f8f8f" if kind == "free" else "#7b6da8")
+    return dot
+
+
+__all__ = ["COLUMN_PX", "MIN_LABEL_PX", "fits", "label_px", "pictures", "svg_width_pt"]
