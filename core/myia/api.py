@@ -86,7 +86,13 @@ def ir(fn, *args, stage="parsed"):
 class _Transformed:
     """A function made by a transform (grad...): callable from Python (compiled on the
     default backend), compilable, printable with `myia.ir`, and usable inside subset
-    code and by further transforms."""
+    code and by further transforms.
+
+    Named in subset code (`dh = myia.grad(h)` at module level, then `dh(x)` in a
+    function), each call builds its program for the call's types (`__myia_graph_for__`,
+    as from Python), wherever the value went (see myia.ad.transforms)."""
+
+    _kind_name = "transform"  # (its repr: <myia.jvp(f)>)
 
     def __init__(self, fn):
         self.fn = fn
@@ -101,6 +107,41 @@ class _Transformed:
             self._graph = self._build(to_graph(self.fn))
         return self._graph
 
+    def __myia_graph_for__(self, signature):
+        """The program for arguments of the abstracts `signature`, or None for the
+        generic program (what a transform that builds nothing per signature says)."""
+        return None
+
+    def __myia_J__(self):
+        from .ad.transforms import derived_transform
+
+        return derived_transform(self, "J")
+
+    def __myia_T__(self):
+        from .ad.transforms import derived_transform
+
+        return derived_transform(self, "T")
+
+    @property
+    def ir_name(self):
+        """How the IR printer names the constant of this object (`grad(f, argnums=0)`)."""
+        return _fn_text(self)
+
+    # (the parser binds keyword arguments and fills defaults from these, as for a def)
+    @property
+    def param_names(self):
+        header = getattr(self, "__myia_header__", None)
+        if header is not None:
+            return tuple(header()[1])
+        return tuple(self.__myia_graph__().param_names)
+
+    @property
+    def defaults(self):
+        header = getattr(self, "__myia_header__", None)
+        if header is not None:
+            return dict(header()[2])
+        return dict(self.__myia_graph__().defaults)
+
     @user_facing
     def __call__(self, *args):
         self._check_args(args)
@@ -112,6 +153,9 @@ class _Transformed:
 
     def _check_args(self, args):
         pass
+
+    def __repr__(self):
+        return f"<myia.{self._kind_name}({_fn_text(self.fn)})>"
 
 
 def _check_differentiable(names, args, argnums):
@@ -284,6 +328,8 @@ class _VJPFunction:
 class _VJPApplyFunction(_Transformed):
     """The program `(primals..., ct) -> the cotangents of the primals`."""
 
+    _kind_name = "vjp_apply"
+
     def __init__(self, fn, n):
         super().__init__(fn)
         self.n = n
@@ -339,6 +385,8 @@ def _register_in_subset():
 
 class JVPFunction(_Transformed):
     """The program `(primals..., tangents...) -> (out, tangent_out)` of `fn`."""
+
+    _kind_name = "jvp"
 
     def _build(self, fn_graph):
         from .ad.forward import jvp_graph
@@ -401,6 +449,12 @@ class HessianFunction:
     """`hessian(fn)(*args)`: the matrix of second derivatives with respect to argument
     `argnums`, by forward mode over reverse mode (one jvp of the gradient per input
     direction).  For an argument of shape s the result has shape s + s."""
+
+    #: what the parser says where subset code names one (myia.parser.resolve)
+    __myia_not_in_subset__ = (
+        "it is a myia.hessian, which runs in Python (one jvp per direction of its "
+        "argument)", "in subset code, write grad(grad(f)) for a float argument; else "
+        "compute the Hessian in Python and pass it as an argument")
 
     def __init__(self, fn, argnums=0):
         if not isinstance(argnums, int) or isinstance(argnums, bool):

@@ -17,6 +17,7 @@ from ..errors import MyiaError
 from ..ir import Apply, Constant, Graph, manage
 from ..prim import Primitive
 from ..prim import ops as P
+from .transforms import is_transform
 
 _prim_tangents = {}
 
@@ -55,9 +56,15 @@ class _TTransform:
                 tg = self.tgraphs[g]
                 for n in self.mng.nodes(g):
                     if isinstance(n, Apply):
-                        fn = self._tget(n.inputs[0], tg, len(n.inputs) - 1)
+                        f = n.inputs[0]
+                        if f.__class__ is Constant and is_transform(f.value):
+                            # a transform object called (myia.grad(h) named in subset
+                            # code): T of it, built for the types of this call
+                            callee = Constant(f.value.__myia_T__(), f.loc)
+                        else:
+                            fn = self._tget(f, tg, len(n.inputs) - 1)
+                            callee = tg.apply(P.tuple_getitem, fn, 0, loc=n.loc)
                         args = [self._tget(i, tg) for i in n.inputs[1:]]
-                        callee = tg.apply(P.tuple_getitem, fn, 0, loc=n.loc)
                         self.tnode[n] = Apply(tg, [callee, *args], n.loc, n.name)
                 tg.output = self._tget(g.output, tg)
         except BaseException:

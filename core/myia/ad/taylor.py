@@ -24,6 +24,7 @@ from ..ir import Apply, Constant, Graph, manage
 from ..prim import Primitive
 from ..prim import ops as P
 from ..prim.series import ZERO, Term, apply, building, materialize
+from .transforms import is_transform
 
 #: primitives whose values a jet cannot follow (closure records; J left for run time)
 _NO_SERIES = {"J", "Jinv", "make_closure", "closure_bound"}
@@ -111,6 +112,10 @@ class _JetTransform:
             return self._constant(self._jet_of(v), node)
         if isinstance(v, Primitive):
             return self._constant(prim_jet_graph(v, self.K, node), node)
+        if is_transform(v):
+            # a transform object named in subset code (`dh = myia.grad(h)`), met here
+            # only where the jet takes a parsed program: the jet of its generic program
+            return self._constant(self._jet_of(v.__myia_graph__()), node)
         if hasattr(v, "__myia_graph__") or hasattr(v, "__myia_J__"):
             raise MyiaError(
                 "jet cannot follow a transform (grad...) written inside subset code",

@@ -54,6 +54,7 @@ the default of env_getitem has the type of the value).
 
 import numpy as np
 
+from ..ad.transforms import is_transform
 from ..errors import MyiaTypeError
 from ..ir import EnvKey, Graph
 from ..prim import Primitive
@@ -414,7 +415,8 @@ class PrimitiveFunction:
 
 class TransformFunction:
     """A transform of a known function (`grad(f)` in subset code, with f a function
-    that captures nothing): its program is built for the types of each call
+    that captures nothing, or a transform object made in Python and called in subset
+    code): its program is built for the types of each call
     (`transform.__myia_graph_for__(signature)`: the gradient of a gradient
     differentiates the optimized inner program, see myia.api.GradFunction).  Two of
     the same transform object are the same function."""
@@ -432,7 +434,8 @@ class TransformFunction:
 
     @property
     def name(self):
-        return getattr(self.transform, "__name__", repr(self.transform))
+        t = self.transform
+        return getattr(t, "ir_name", None) or getattr(t, "__name__", None) or repr(t)
 
     def sort_key(self):
         return (3, self.name, id(self.transform), 0)
@@ -549,7 +552,7 @@ def abstract_of(value):
         return AFunction([PrimitiveFunction(value)])
     if isinstance(value, Graph):
         return AFunction([GraphFunction(value, None)])
-    if hasattr(value, "__myia_J__"):  # GradMacro, JOf
+    if hasattr(value, "__myia_J__") and not is_transform(value):  # GradMacro, JOf
         return AFunction([MacroFunction(value)])
     from ..prim.grad_ops import EnvInstance
 

@@ -49,6 +49,7 @@ from collections import defaultdict
 
 from ..ad.grad import GradMacro, JOf
 from ..ad.reverse import J_graph, J_graph_if_built, lift_closure, prim_arity, prim_fprop
+from ..ad.transforms import is_transform
 from ..errors import MyiaError, MyiaGradError, MyiaTypeError
 from ..ir import Apply, Constant, Graph, Parameter, manage
 from ..ir.clone import clone, inline
@@ -418,7 +419,10 @@ class Inferrer:
             return AFunction([GraphFunction(v, c)])
         a = self.const_cache.get(node)
         if a is None:
-            a = self.const_cache[node] = abstract_of(v)
+            # a transform object (`dh = myia.grad(h)` named in subset code) is only ever
+            # called (see myia.ad.transforms.value_graph): its program is built per call
+            a = self.const_cache[node] = (AFunction([TransformFunction(v)])
+                                          if is_transform(v) else abstract_of(v))
         return a
 
     def eval_apply(self, ctx, node):
@@ -700,26 +704,33 @@ class Inferrer:
         if fo.__class__ is GraphFunction:
             if fo.context is not None or self.infos[fo.graph].free_variables:
                 return None
-            target = fo.graph
+            # (the value graph of a transform object: the object itself)
+            target = fo.graph.flags.get("transform", fo.graph)
         elif fo.__class__ is TransformFunction:
             target = fo.transform
         else:
             return None
-        g = ctx.graph
-        info = self.infos[g]
-        if node is g.output or any(node in self.infos[h].free_variables
-                                   for h in self.infos.scope(g)[1:]):
+        if not self.only_called(ctx.graph, node):
             return None
-        for u in info.users.get(node, ()):
-            called = u.inputs[0] is node and node not in u.inputs[1:]
-            regraded = (u.inputs[0].__class__ is Constant and isinstance(u.inputs[0].value, GradMacro)
-                        and len(u.inputs) > 1 and u.inputs[1] is node)
-            if not (called or regraded):
-                return None
         try:
             return make(target, argnums)
         except TypeError:  # unhashable argnums
             return None
+
+    def only_called(self, g, node):
+        """Whether the value of `node` (in graph `g`) is only called, or given to a
+        `grad` whose value is (and so on): never passed, returned, stored or captured
+        by a nested function."""
+        info = self.infos[g]
+        if node is g.output or any(node in self.infos[h].free_variables
+                                   for h in self.infos.scope(g)[1:]):
+            return False
+        for u in info.users.get(node, ()):
+            called = u.inputs[0] is node and node not in u.inputs[1:]
+            if not called and not (_is_grad_call(u) and u.inputs[1] is node
+                                   and node not in u.inputs[2:] and self.only_called(g, u)):
+                return False
+        return True
 
     def closure_literal(self, node, opt):
         """The graph of `grad(g)` at `node` when g is a closure written right there (its
@@ -935,6 +946,13 @@ def _inline_fprop_J(graphs, top):
         for n in calls:
             fp = n.inputs[0].value
             mng.replace(n, inline(fp, n.graph, n.inputs[1:], manager=manage(fp)))
+
+
+def _is_grad_call(node):
+    """Whether `node` is `grad(f, ...)` (or value_and_grad) written in subset code."""
+    fn = node.inputs[0]
+    return fn.__class__ is Constant and isinstance(fn.value, GradMacro) \
+        and len(node.inputs) > 1
 
 
 def direct_call(node, opt):

@@ -6,7 +6,8 @@ builtins.  `Resolver.to_node` then turns the Python value into a node, in this o
 
     SPECIAL_VALUES             the myia API functions (`myia.grad`...), registered by them
     Primitive                  Constant(prim)
-    x with __myia_graph__      Constant(x.__myia_graph__()): `df = myia.grad(f)`, then `df(x)`
+    transform object           Constant(value_graph(x)): `df = myia.grad(f)`, then `df(x)`
+                               (built per call signature; see myia.ad.transforms)
     lib.lookup(value)   a primitive, or a function written in the subset (parsed)
     numpy dtype / float / int  Constant("float32")... when used as a value (`dtype=`)
     module                     a namespace: only attribute access resolves it
@@ -25,6 +26,7 @@ import types
 import numpy as np
 
 from .. import lib
+from ..ad.transforms import is_transform, value_graph
 from ..errors import MyiaNameError, MyiaSourceError, MyiaSyntaxError, MyiaTypeError
 from ..ir import Constant, Graph
 from ..prim import Primitive
@@ -95,9 +97,10 @@ class Resolver:
             return Constant(special, loc)
         if isinstance(value, Primitive):
             return Constant(value, loc)
-        as_graph = getattr(value, "__myia_graph__", None)
-        if as_graph is not None and not isinstance(value, type):
-            return Constant(as_graph(), loc)  # myia.grad(f)... bound to a global name
+        if is_transform(value):
+            # myia.grad(f)... bound to a global name: a graph that calls the object, whose
+            # program inference builds for the types of each call
+            return Constant(value_graph(value), loc)
         if not as_callee and _get(lib.DTYPE_NAMES, value) is not None:
             return Constant(lib.DTYPE_NAMES[value], loc)
         mapped = lib.lookup(value)
@@ -159,6 +162,9 @@ class Resolver:
             what = f"a function of the library `{value.__module__}`"
         elif isinstance(value, type):
             what = "a class"
+        elif hasattr(type(value), "__myia_not_in_subset__"):  # (myia.hessian)
+            what, hint = type(value).__myia_not_in_subset__
+            return MyiaSourceError(f"cannot compile `{text}`: {what}", loc, hint=hint)
         elif callable(value):
             what = f"a callable object of type {type(value).__name__}"
         else:

@@ -1,0 +1,146 @@
+"""Transform objects named in subset code, and J and T of them.
+
+A transform object made in Python (`dh = myia.grad(h)` at module level, or in a kernel
+cell) may be named in subset code: `def k(x): return dh(x) * 2.0`.  The name stands for
+its *value graph* `(x1..xn) -> dh(x1..xn)` (`value_graph`), whose body calls the object
+itself: inference builds the object's program for the types of that call (see
+myia.infer.abstract.TransformFunction), for `grad` the gradient of h's optimized
+program for those types.  Called, passed to a function that calls it, stored in a
+tuple: every call reaches the program built for its own types (the optimizer inlines
+the value graph).  Returned to Python it is a function value, as a `def` would be.
+
+When the program of k is transformed before it is specialized (J of the parsed
+program: the first derivative of a program that keeps a loop; T: forward mode, jvp and
+hessian), the call of `dh` in the value graph becomes a call of J(dh) or T(dh).  Those
+are transforms again: the program of `J(dh)` for a signature is J of dh's program for
+the same signature (J of data is the data), and the program of `T(dh)` for a signature
+of (value, tangent) pairs is T of dh's program for the signature of the values.  Where
+the signature holds functions (whose J or T differs from them) the generic program
+stands: J (or T) of `dh.__myia_graph__()`.
+"""
+
+from ..ir import Constant, Graph
+
+
+def is_transform(value):
+    """Whether `value` is a transform object (`myia.grad(f)`, `myia.jet(f)`..., J or T
+    of one): it builds a program per argument types (`__myia_graph_for__(signature)`,
+    None for its generic program `__myia_graph__()`)."""
+    return hasattr(type(value), "__myia_graph_for__")
+
+
+def value_graph(t):
+    """The graph that the transform object `t` is where subset code names it: its
+    parameters (`t.param_names`, `t.defaults`) passed on to a call of `t`, one graph per
+    object (`flags["transform"]` is `t`)."""
+    g = t.__dict__.get("_myia_value_graph")
+    if g is None:
+        g = Graph(t.ir_name)
+        g.flags = {"transform": t}
+        params = [g.add_parameter(name) for name in t.param_names]
+        g.defaults = dict(t.defaults)
+        g.output = g.apply(Constant(t), *params)
+        t.__dict__["_myia_value_graph"] = g
+    return g
+
+
+def derived_transform(base, kind):
+    """`J(base)` (kind "J") or `T(base)` (kind "T") of a transform object: one object
+    per base and kind, so that every use of it in a program is the same function."""
+    cache = base.__dict__.setdefault("_myia_derived_transforms", {})
+    t = cache.get(kind)
+    if t is None:
+        t = cache[kind] = _KINDS[kind](base)
+    return t
+
+
+class _TransformOf:
+    """A transform (J or T) of a transform object `base`."""
+
+    kind = None
+
+    def __init__(self, base):
+        self.base = base
+
+    @property
+    def ir_name(self):
+        inner = getattr(self.base, "ir_name", None) or getattr(self.base, "__name__", "?")
+        return f"{self.kind}({inner})"
+
+    @property
+    def __name__(self):
+        return self.ir_name
+
+    def __repr__(self):
+        return f"<{self.ir_name}>"
+
+    def _apply(self, graph):
+        raise NotImplementedError
+
+    def _base_signature(self, signature):
+        raise NotImplementedError
+
+    def __myia_graph__(self):
+        return self._apply(self.base.__myia_graph__())
+
+    def __myia_graph_for__(self, signature):
+        inner = self._base_signature(signature)
+        if inner is None:
+            return None
+        graph = self.base.__myia_graph_for__(inner)
+        return None if graph is None else self._apply(graph)
+
+    def __myia_J__(self):
+        return derived_transform(self, "J")
+
+    def __myia_T__(self):
+        return derived_transform(self, "T")
+
+
+class JOfTransform(_TransformOf):
+    """J of a transform object: for a signature of data, J of its program for it."""
+
+    kind = "J"
+
+    def _apply(self, graph):
+        from .reverse import J_graph
+
+        return J_graph(graph)
+
+    def _base_signature(self, signature):
+        return signature if all(map(_is_data, signature)) else None
+
+
+class TOfTransform(_TransformOf):
+    """T of a transform object: for a signature of (value, tangent) pairs of data, T of
+    its program for the signature of the values."""
+
+    kind = "T"
+
+    def _apply(self, graph):
+        from .forward import T_graph
+
+        return T_graph(graph)
+
+    def _base_signature(self, signature):
+        from ..infer.abstract import TUPLE, ATuple
+
+        values = []
+        for a in signature:
+            if a.__class__ is not ATuple or a.kind != TUPLE or len(a.elements) != 2 \
+                    or not _is_data(a.elements[0]):
+                return None
+            values.append(a.elements[0])
+        return tuple(values)
+
+
+_KINDS = {"J": JOfTransform, "T": TOfTransform}
+
+
+def _is_data(a):
+    """Whether the abstract `a` holds no function (its J is itself)."""
+    from ..infer.abstract import AArray, AConstant, AScalar, ATuple
+
+    if a.__class__ is ATuple:
+        return all(_is_data(e) for e in a.elements)
+    return a.__class__ in (AScalar, AArray, AConstant)
