@@ -11,10 +11,14 @@ way the session keeps its definitions.
 """
 
 import asyncio
+import atexit
 import contextlib
 import fnmatch
+import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import uuid
 
@@ -75,6 +79,8 @@ class MyiaKernel(Kernel):
         self._silent = False
         self._running_sync = False
         self._status_id = None  # the display of the status line of a long compile
+        self._drawings = None  # the folder of this kernel's drawings (see _with_file)
+        self._drawn = 0
 
     # ---- protocol details ------------------------------------------------------------
 
@@ -106,8 +112,8 @@ class MyiaKernel(Kernel):
         if kind == "stream":
             content = {"name": output["name"], "text": output["text"]}
         elif kind == "display_data":
-            content = {"data": output["data"], "metadata": output.get("metadata", {}),
-                       "transient": {}}
+            content = {"data": self._with_file(output["data"]),
+                       "metadata": output.get("metadata", {}), "transient": {}}
         elif kind == "execute_result":
             content = {"execution_count": self.execution_count, "data": output["data"],
                        "metadata": output.get("metadata", {})}
@@ -116,6 +122,35 @@ class MyiaKernel(Kernel):
         else:  # pragma: no cover
             return
         self.send_response(self.iopub_socket, kind, content)
+
+    def _with_file(self, data):
+        """A drawing is also saved as an SVG file, named on the first line of its
+        text/plain: what a terminal front end (jupyter console) shows.  The files go
+        with the kernel (see do_shutdown)."""
+        svg = data.get("image/svg+xml")
+        if svg is None:
+            return data
+        try:
+            if self._drawings is None:
+                self._drawings = tempfile.mkdtemp(prefix="myia-drawings-")
+                atexit.register(self._remove_drawings)  # a kernel that is not shut down
+            self._drawn += 1
+            path = os.path.join(self._drawings, f"myia-{self._drawn:03d}.svg")
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(svg)
+        except OSError:
+            return data  # no file: the text is still there
+        text = data.get("text/plain", "")
+        return {**data, "text/plain": f"[drawing: {path}]" + (f"\n{text}" if text else "")}
+
+    async def do_shutdown(self, restart):
+        self._remove_drawings()
+        return await super().do_shutdown(restart)
+
+    def _remove_drawings(self):
+        if self._drawings is not None:
+            shutil.rmtree(self._drawings, ignore_errors=True)
+            self._drawings = None
 
     def _publish_compile_status(self, output):
         text = output["text"]

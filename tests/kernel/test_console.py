@@ -3,6 +3,7 @@ is_complete), magics, and `exit`."""
 
 import os
 import sys
+import time
 
 import pytest
 
@@ -26,8 +27,16 @@ def test_jupyter_console():
         child.send("triple(2.0)\r")
         child.expect(r"6\.0")
         child.send("%grad triple --view optimized\r")
+        # each drawing is saved as a file, named where the console shows the text
+        child.expect(r"\[drawing: (\S+\.svg)\]")
+        path = child.match.group(1)
+        assert "<svg" in open(path, encoding="utf-8").read()
         child.expect("adjoint/primal operations")
         child.send("exit\r")
         child.expect(pexpect.EOF)
+        deadline = time.monotonic() + 20  # the kernel removes its drawings as it shuts down
+        while os.path.exists(path) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not os.path.exists(path)
     finally:
         child.close(force=True)

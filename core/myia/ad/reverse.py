@@ -431,8 +431,11 @@ def lift_closure(graph):
 
 def _bprop_name(n):
     """`◀callee` for the backpropagator a call returns (the callee's name when it is a
-    constant graph or primitive, else the called value's own name, else none)."""
+    constant graph or primitive, `◀branch` for a call of a branch, else the called
+    value's own name, else none)."""
     fn = n.inputs[0]
+    if fn.is_apply(P.switch):  # a branch: the backpropagator of the branch taken
+        return "◀branch"
     value = getattr(fn, "value", None)
     name = getattr(value, "name", None) or getattr(fn, "name", None)
     return f"◀{name}" if isinstance(name, str) and name else None

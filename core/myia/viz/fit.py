@@ -48,30 +48,78 @@ def fits(svg, column_px=COLUMN_PX):
 
 def pictures(graph_or_view, *, title=None, column_px=COLUMN_PX, **options):
     """[(caption, svg)]: the program in one picture if its labels are legible at
-    `column_px`, else an overview and one picture per graph (options: see `render`)."""
-    whole = render(graph_or_view, title=title, **options)
-    svg = to_svg(whole)
-    if fits(svg, column_px):
-        return [(None, svg)]
+    `column_px`, else an overview and one picture per graph (options: see `render`).
+    A graph still too wide is drawn with its backward steps collapsed (one box per
+    forward node they undo), then with its most used values named in their users'
+    labels instead of fans of long edges."""
     graph = _graph_of(graph_or_view)
     values = options.get("values")
-    library = options.get("library")
-    scene = trace(graph, cross_edges=False, library=bool(library), values=values)
-    out = [("overview: one box per graph; arrows show which graph calls or makes "
-            "which", to_svg(_overview(scene, title)))]
-    for c in scene.clusters:
-        part = _one_cluster(scene, c)
-        kw = dict(show_types=options.get("show_types", True),
-                  highlight=options.get("highlight"), marks=options.get("marks"),
-                  name=c.name)
-        svg = to_svg(draw(part, **kw))
-        caption = c.name
+    library = bool(options.get("library"))
+    scene = trace(graph, cross_edges=False, library=library, values=values)
+    kw = dict(show_types=options.get("show_types", True), highlight=options.get("highlight"),
+              marks=options.get("marks"))
+    singles = None
+    if len(scene.clusters) > 1:
+        # each graph alone first (quick to lay out): when side by side they could not be
+        # read, the whole drawing (slow to lay out, with its edges between graphs) is
+        # not tried
+        singles = [to_svg(draw(_one_cluster(scene, c), name=c.name, **kw))
+                   for c in scene.clusters]
+    if singles is None or _could_fit(singles, column_px):
+        svg = to_svg(render(graph_or_view, title=title, **options))
+        if fits(svg, column_px):
+            return [(None, svg)]
+    out = []
+    if len(scene.clusters) > 1:
+        out.append(("overview: one box per graph; arrows show which graph calls or makes "
+                    "which", to_svg(_overview(scene, title))))
+    else:
+        kw["title"] = title
+    for k, c in enumerate(scene.clusters):
+        caption = c.name if len(scene.clusters) > 1 else title
+        svg = singles[k] if singles else to_svg(draw(_one_cluster(scene, c), name=c.name, **kw))
         if not fits(svg, column_px) and c.groups:
             # still too wide: one box per primal node the backpropagator undoes
-            svg = to_svg(draw(_collapsed(part, c), **kw))
+            svg = to_svg(draw(_collapsed(_one_cluster(scene, c), c), name=c.name, **kw))
             caption = f"{c.name}, one box per step of the backward pass"
+        for least_uses in (4, 3, 2):
+            if fits(svg, column_px):
+                break
+            folded = _most_used(scene, c, least_uses)
+            if not folded:
+                continue
+            again = trace(graph, cross_edges=False, library=library, values=values,
+                          fold=folded)
+            c2 = next(d for d in again.clusters if d.graph is c.graph)
+            svg = to_svg(draw(_one_cluster(again, c2), name=c.name, note=(
+                f"values used {least_uses} times or more are named in their users' "
+                f"labels, not drawn as edges"), **kw))
         out.append((caption, svg))
     return out
+
+
+def _could_fit(svgs, column_px):
+    """Whether pictures drawn side by side (as the whole drawing puts its graphs) could
+    have legible labels: their widths add up."""
+    sizes = [float(x) for svg in svgs for x in _FONT.findall(svg)]
+    if not sizes:
+        return True
+    width_px = sum(svg_width_pt(svg) for svg in svgs) * 4 / 3
+    scale = min(1.0, column_px / width_px) if width_px else 1.0
+    return statistics.median(sizes) * 4 / 3 * scale >= MIN_LABEL_PX
+
+
+def _most_used(scene, cluster, least_uses):
+    """The nodes of `cluster` (parameters and operations) that `least_uses` or more of
+    its nodes take as inputs."""
+    ids = {it.id: it for it in cluster.items}
+    uses = {}
+    for e in scene.edges:
+        if e.kind == "data" and e.src in ids and e.dst in ids:
+            uses[e.src] = uses.get(e.src, 0) + 1
+    return {ids[i].node for i, n in uses.items()
+            if n >= least_uses and ids[i].node is not None and ids[i].role in ("parameter",
+                                                                             "apply")}
 
 
 def _collapsed(part, cluster):
@@ -130,13 +178,66 @@ def _overview(scene, title):
         dot.attr(label=f"<<b>{_h(title)}</b>>", labelloc="t", labeljust="l")
     dot.attr("node", fontname=FONT, fontsize="11", shape="box", style="rounded,filled")
     by_graph = {c.graph: c for c in scene.clusters}
+    edges = _overview_edges(scene, by_graph)
+    cycles = _cycles(scene.clusters, [(a, b) for a, b, kind in edges if kind == "uses"])
+    boxed = {}
+    for k, members in enumerate(cycles):
+        # a loop (or a recursion) is one box: its graphs call each other in a cycle
+        loop = any(":for_" in c.name or ":while" in c.name for c in members)
+        with dot.subgraph(name=f"cluster_cycle{k}") as box:
+            box.attr(label="a loop: its graphs call each other" if loop else
+                     "a recursion: these graphs call each other", style="rounded,dashed",
+                     color="#9a8fc4", fontsize="9", fontcolor="#5b4f8a")
+            for c in members:
+                boxed[c.id] = box
+                _overview_node(box, c)
     for c in scene.clusters:
-        fill, border = PALETTES[c.kind][:2]
-        n = sum(it.role == "apply" for it in c.items)
-        dot.node(c.id, label=f"<<b>{_h(c.name)}</b><br/>"
-                 f'<font point-size="9">{n} operation{"s" if n != 1 else ""}</font>>',
-                 fillcolor=fill, color=border, tooltip=_plain(c.name))
-    seen = set()
+        if c.id not in boxed:
+            _overview_node(dot, c)
+    for src, dst, kind in edges:
+        dot.edge(src, dst, style="dashed" if kind == "free" else "solid",
+                 color="#8f8f8f" if kind == "free" else "#7b6da8")
+    return dot
+
+
+def _overview_node(dot, c):
+    fill, border = PALETTES[c.kind][:2]
+    n = sum(it.role == "apply" for it in c.items)
+    dot.node(c.id, label=f"<<b>{_h(c.name)}</b><br/>"
+             f'<font point-size="9">{n} operation{"s" if n != 1 else ""}</font>>',
+             fillcolor=fill, color=border, tooltip=_plain(c.name))
+
+
+def _cycles(clusters, edges):
+    """The groups of clusters on a cycle of `edges` (cluster ids), as lists of clusters
+    (a cluster that calls itself is a group of one)."""
+    succ = {}
+    for a, b in edges:
+        succ.setdefault(a, set()).add(b)
+
+    def reach(start):
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in succ.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    reached = {c.id: reach(c.id) for c in clusters}
+    groups, done = [], set()
+    for c in clusters:
+        if c.id in done or c.id not in reached[c.id]:
+            continue
+        members = [d for d in clusters if d.id in reached[c.id] and c.id in reached[d.id]]
+        done.update(d.id for d in members)
+        groups.append(members)
+    return groups
+
+
+def _overview_edges(scene, by_graph):
+    """[(src cluster id, dst cluster id, "uses" | "free")], once each."""
+    out, seen = [], set()
     for c in scene.clusters:
         for it in c.items:
             node = it.node
@@ -149,12 +250,11 @@ def _overview(scene, title):
                 g = getattr(inp, "value", None)
                 if isinstance(g, Graph) and g in by_graph and g is not c.graph:
                     targets.append((c.id, by_graph[g].id, "uses"))
-            for src, dst, kind in targets:
-                if (src, dst, kind) not in seen:
-                    seen.add((src, dst, kind))
-                    dot.edge(src, dst, style="dashed" if kind == "free" else "solid",
-                             color="#8f8f8f" if kind == "free" else "#7b6da8")
-    return dot
+            for t in targets:
+                if t not in seen:
+                    seen.add(t)
+                    out.append(t)
+    return out
 
 
 __all__ = ["COLUMN_PX", "MIN_LABEL_PX", "fits", "label_px", "pictures", "svg_width_pt"]

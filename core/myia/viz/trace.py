@@ -384,7 +384,7 @@ def format_short(value, width=26):
     return shorten(name, width)
 
 
-def trace(graph, *, compact=True, cross_edges=True, library=True, values=None):
+def trace(graph, *, compact=True, cross_edges=True, library=True, values=None, fold=()):
     """The Scene of `graph` and every graph it reaches (see the module docstring).
 
     compact: fold constants into their user's label (`mul(·, 2.0)`); otherwise each
@@ -397,6 +397,9 @@ def trace(graph, *, compact=True, cross_edges=True, library=True, values=None):
       without them, their calls still name them (`@▶mul`).
     values: {node: value} computed by a run of the program (myia.backend.vm.recording):
       item shows its value (a backpropagator's, a sensitivity).
+    fold: nodes named in their users' labels instead of drawn edges (`mul(x, ·)`):
+      a value used all over a graph draws as a fan of long edges that makes the
+      picture too wide to read (see myia.viz.fit).
     """
     mng = manage(graph)
     graphs = ordered_graphs(graph, mng)
@@ -404,7 +407,7 @@ def trace(graph, *, compact=True, cross_edges=True, library=True, values=None):
     _name_like_printer(graphs, mng, namer)  # all of them: names as in the text IR
     if not library and not is_library(graph):
         graphs = [g for g in graphs if not is_library(g)]
-    scene = _Tracer(mng, namer, graphs, compact, cross_edges).run()
+    scene = _Tracer(mng, namer, graphs, compact, cross_edges, fold).run()
     if values:
         for item in scene.items.values():
             if item.node is not None and item.node in values:
@@ -413,8 +416,9 @@ def trace(graph, *, compact=True, cross_edges=True, library=True, values=None):
 
 
 class _Tracer:
-    def __init__(self, mng, namer, graphs, compact, cross_edges):
+    def __init__(self, mng, namer, graphs, compact, cross_edges, fold=()):
         self.mng = mng
+        self.fold = set(fold)
         self.cross_edges = cross_edges
         self.proxies = {}
         self.namer = namer
@@ -545,6 +549,8 @@ class _Tracer:
                 node_positions.append(i)
                 cid = self.constant_item(c, a, nid, i)
                 edges.append((cid, "data", i))
+            elif a in self.fold and self.compact:
+                shown.append(shorten(self.short_name(a), MAX_CONSTANT_CHARS))
             elif a.graph is not g and not self.cross_edges and self.compact:
                 # a free variable, in a drawing without edges between graphs: named
                 # in the label (↑: from an enclosing graph), like a constant
@@ -557,8 +563,10 @@ class _Tracer:
         label = f"{name}({', '.join(shown)})" if folded else name
         ambiguous = len(node_positions) > 1 and not (
             name in COMMUTATIVE and len(node_positions) == 2)
+        # a folded node shows the name its users' labels call it by
+        var = node.name or (self.short_name(node) if node in self.fold else None)
         item = self.add(c, Item(nid, "apply", label, self.typ(node),
-                                _tooltip(location_of(node, g), ir_line), node, g, node.name))
+                                _tooltip(location_of(node, g), ir_line), node, g, var))
         for src, kind, pos in edges:
             if pos == "fn":
                 text = "fn"
