@@ -31,11 +31,24 @@ def kernel_spec():
     return spec
 
 
-def install(user=False, prefix=None, name=KERNEL_NAME, display_name=None):
-    """Install the kernelspec; returns the directory it went to."""
+LOCKED_NAME = "myia-locked"
+
+
+def install(user=False, prefix=None, name=KERNEL_NAME, display_name=None, locked=False,
+            time_limit=None, memory_limit=None):
+    """Install the kernelspec; returns the directory it went to.  `locked`: a kernel
+    for shared hubs (no %%python), with optional limits (seconds per cell, bytes per
+    compiled call, e.g. "2G")."""
     from jupyter_client.kernelspec import KernelSpecManager
 
     spec = kernel_spec()
+    if locked:
+        spec["argv"].append("--MyiaKernel.locked=True")
+        spec["display_name"] = "Myia (locked)"
+    if time_limit:
+        spec["argv"].append(f"--MyiaKernel.cell_time_limit={float(time_limit):g}")
+    if memory_limit:
+        spec["argv"].append(f"--MyiaKernel.memory_limit={memory_limit}")
     if display_name:
         spec["display_name"] = display_name
     with tempfile.TemporaryDirectory() as td:
@@ -55,16 +68,31 @@ def main(argv=None):
     where.add_argument("--sys-prefix", action="store_true",
                        help=f"install into this Python's prefix ({sys.prefix})")
     where.add_argument("--prefix", metavar="P", help="install into the prefix P")
-    p.add_argument("--name", default=KERNEL_NAME, help="the kernel's name (default: myia)")
+    p.add_argument("--name", help="the kernel's name (default: myia, or myia-locked)")
     p.add_argument("--display-name", help="the name shown in Jupyter (default: Myia)")
+    p.add_argument("--locked", action="store_true",
+                   help="a kernel for shared hubs: subset cells only, no %%%%python")
+    p.add_argument("--time-limit", type=float, metavar="S",
+                   help="stop a cell after S seconds")
+    p.add_argument("--memory-limit", metavar="SIZE",
+                   help="the most one call of compiled code may hold, e.g. 2G")
     args = p.parse_args(argv)
     prefix = sys.prefix if args.sys_prefix else args.prefix
+    name = args.name or (LOCKED_NAME if args.locked else KERNEL_NAME)
+    if args.memory_limit:
+        from .limits import parse_size
+
+        try:
+            parse_size(args.memory_limit)
+        except ValueError as e:
+            p.error(str(e))
     try:
-        path = install(user=args.user, prefix=prefix, name=args.name,
-                       display_name=args.display_name)
+        path = install(user=args.user, prefix=prefix, name=name,
+                       display_name=args.display_name, locked=args.locked,
+                       time_limit=args.time_limit, memory_limit=args.memory_limit)
     except PermissionError as e:
         print(f"error: cannot write the kernelspec ({e}); try --user or --sys-prefix",
               file=sys.stderr)
         return 1
-    print(f"Installed the kernelspec {args.name} in {path}")
+    print(f"Installed the kernelspec {name} in {path}")
     return 0

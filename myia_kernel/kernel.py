@@ -24,7 +24,10 @@ import uuid
 
 from ipykernel.kernelbase import Kernel
 
+from traitlets import Bool, Float, Unicode
+
 from . import __version__
+from .limits import parse_size
 from .session import Session
 
 HISTORY_SESSION = 1
@@ -34,6 +37,10 @@ Cells hold functions written in the subset; the last expression is compiled and 
   def f(x): return x * np.sin(x)
   grad(f)(1.0)          %grad f          %ir f          %plot f grad(f) -3 3
 Already there: np, math, grad, value_and_grad, jvp, vjp, hessian, jet.  %help tells more."""
+
+
+LOCKED_BANNER = ("This kernel is locked: cells hold subset code only (no %%python, no "
+                 "route to ordinary Python).")
 
 
 @contextlib.contextmanager
@@ -72,10 +79,21 @@ class MyiaKernel(Kernel):
         "nbconvert_exporter": "python",
     }
     banner = BANNER
+    # options (`--MyiaKernel.locked=True`...; the environment variables of limits.py and
+    # MYIA_LOCKED do the same): see README, "Running on a shared hub"
+    locked = Bool(False, help="turn off %%python and every route to ordinary Python").tag(
+        config=True)
+    cell_time_limit = Float(0.0, help="seconds a cell may run (0: no limit)").tag(config=True)
+    memory_limit = Unicode("", help="bytes one compiled call may hold, e.g. 2G").tag(
+        config=True)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.myia = Session(on_output=self._publish)
+        self.myia = Session(on_output=self._publish, locked=self.locked or None,
+                            time_limit=self.cell_time_limit or None,
+                            memory_limit=parse_size(self.memory_limit))
+        if self.myia.locked:
+            self.banner = BANNER + "\n" + LOCKED_BANNER
         self._silent = False
         self._running_sync = False
         self._status_id = None  # the display of the status line of a long compile

@@ -154,8 +154,25 @@ def magic_help_cmd(session, line):
         "  jet(f, order=5)(x)  f and its first 5 derivatives (Taylor mode)\n"
         "  f?                  help on a name\n"
         "Already there: np, math, grad, value_and_grad, jvp, vjp, hessian, jet.\n"
-        "A compile that takes more than a second shows the stage it is in.\n\n"
+        "A compile that takes more than a second shows the stage it is in.\n"
+        + _limits_text(session) + "\n"
         "Magics:\n" + "\n".join(rows))
+
+
+def _limits_text(session):
+    """What %help says of a locked session and of the limits, if any."""
+    from myia.errors import format_bytes
+
+    lines = []
+    if session.locked:
+        lines.append("This session is locked: cells hold subset code only; %%python and "
+                     "every other route to ordinary Python are turned off.")
+    if session.time_limit:
+        lines.append(f"A cell may run {session.time_limit:g} s at most.")
+    if session.memory_limit:
+        lines.append(f"One call of compiled code may hold {format_bytes(session.memory_limit)}"
+                     f" at most.")
+    return "".join(line + "\n" for line in lines)
 
 
 @line_magic("grad")
@@ -540,7 +557,8 @@ def magic_timeit(session, line):
     repeat = repeat or 7
     wrapper, node = session.wrap_expression(expr)
     if session._uses_host_transforms(node):
-        call = wrapper
+        def call():  # (read without running Python: see seal.SafeEval)
+            return session._evaluate(wrapper, node)
     else:
         call = myia.compile(wrapper, backend=session.backend)
     call()  # compile (and warm up): not timed
@@ -729,6 +747,11 @@ def _compilable(fn):
     return isinstance(fn, types.FunctionType) or hasattr(fn, "__myia_graph__")
 
 
+LOCKED_MESSAGE = (
+    "this kernel is locked: %%python and every other route to ordinary Python are "
+    "turned off (cells hold subset code only; see %help)")
+
+
 @cell_magic("python")
 def magic_python(session, line, body, number):
     """%%python: run the cell as ordinary Python (to load or prepare data).
@@ -753,12 +776,15 @@ def magic_python(session, line, body, number):
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
+    if session.locked:
+        raise _usage(LOCKED_MESSAGE)
     ns = session.namespace
     before = dict(ns)
     try:
         exec(compile(tree, filename, "exec"), ns)
         value = eval(compile(last, filename, "eval"), ns) if last is not None else None
     finally:
+        session.restore_own_names(before)
         changed = [k for k in ns if not k.startswith("__")
                    and (k not in before or ns[k] is not before[k])]
         if changed:

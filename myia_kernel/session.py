@@ -57,7 +57,9 @@ import myia
 from myia import progress
 from myia.errors import MyiaError, MyiaSyntaxError
 
+from . import limits
 from . import magics as _magics
+from . import seal
 from .display import format_value
 
 PREFIX = "def __cell_expr__(): return "
@@ -136,6 +138,8 @@ class Definition:
         self.code = code
         self.targets = targets
         self.filename = filename
+        self.defaults = ((), {})  # a def's default values (see Session._defaults)
+        self.stale = None  # the error that keeps it from being recomputed, if any
 
 
 def _names_read(node):
@@ -193,6 +197,17 @@ def _holds_function(typed):
     return holds(typed.output.abstract)
 
 
+_MISSING = object()
+#: the environment variable that locks every session of a process (see README)
+LOCKED_VARIABLE = "MYIA_LOCKED"
+
+
+def locked_from_environment():
+    import os
+
+    return os.environ.get(LOCKED_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def new_namespace():
     return {
         "__name__": "__myia_session__",
@@ -211,9 +226,18 @@ def new_namespace():
 class Session:
     """The state of one kernel or REPL: namespace, definitions, backend, history."""
 
-    def __init__(self, backend=None, on_output=None):
+    def __init__(self, backend=None, on_output=None, locked=None, time_limit=None,
+                 memory_limit=None):
         from myia.api import default_backend
 
+        #: a locked session (shared hubs): no %%python, no route to ordinary Python
+        self.locked = locked_from_environment() if locked is None else locked
+        # optional limits (see limits.py): seconds per cell, bytes per compiled call
+        env_time, env_memory = limits.from_environment()
+        self.time_limit = time_limit if time_limit is not None else env_time
+        self.memory_limit = memory_limit if memory_limit is not None else env_memory
+        if self.memory_limit:
+            limits.set_memory_limit(self.memory_limit)
         self.namespace = new_namespace()
         self.backend = backend or default_backend()
         self.on_output = on_output
@@ -235,12 +259,17 @@ class Session:
             self.execution_count += 1
             number = self.execution_count
         try:
-            with progress.watching(self._status, after=STATUS_AFTER, every=STATUS_EVERY):
+            with progress.watching(self._status, after=STATUS_AFTER, every=STATUS_EVERY), \
+                    limits.time_limit(self.time_limit):
                 value, has_value = self._execute(code, number)
             if has_value and not _ends_with_semicolon(code):
                 result.value, result.has_value = value, True
                 self.emit({"output_type": "execute_result",
                            "data": self.bundle(value), "metadata": {}})
+        except limits.TimeLimitExceeded as e:
+            self._error(result, {
+                "output_type": "error", "ename": "TimeLimitExceeded", "evalue": str(e),
+                "traceback": [f"TimeLimitExceeded: {e}"]})
         except KeyboardInterrupt:
             self._error(result, {
                 "output_type": "error", "ename": "KeyboardInterrupt", "evalue": "",
@@ -390,6 +419,17 @@ class Session:
         """Refuse the top-level statements a cell cannot hold, before anything runs."""
         ok = (ast.FunctionDef, ast.Expr, ast.Assign, ast.AnnAssign, ast.Import,
               ast.ImportFrom, ast.Pass)
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            seal.check_import(stmt, _loc(filename, stmt))
+        elif isinstance(stmt, ast.FunctionDef):
+            seal.check_binding(stmt.name, _loc(filename, stmt), "define")
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        seal.check_binding(n.id, _loc(filename, n))
+        if isinstance(stmt, ok) and not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            seal.check_reads(stmt, lambda n: _loc(filename, n))
         if isinstance(stmt, ast.Assign):
             bad = [t for t in stmt.targets if _target_names(t) is None]
             if bad:
@@ -502,9 +542,13 @@ class Session:
                 ns[WRAPPER] = saved
 
     def _evaluate(self, wrapper, value_node):
-        """Run a wrapper: compiled, or by Python for host transforms and functions."""
+        """Run a wrapper: compiled; an expression that calls a transform that runs in
+        Python (jvp, vjp, hessian, jet) by `seal.SafeEval`, which calls what the subset
+        knows and runs no Python code of the cell."""
         if self._uses_host_transforms(value_node):
-            return wrapper()
+            filename = wrapper.__code__.co_filename
+            node = _wrapper_value(filename, wrapper.__code__.co_firstlineno)
+            return seal.SafeEval(self, lambda n: _loc(filename, n)).eval(node)
         compiled = myia.compile(wrapper, backend=self.backend)  # a new wrapper: not kept
         if self.backend == "llvm" and _holds_function(compiled.pipeline.specialize(wrapper, ())):
             # native code hands only data to Python: a function value (its type says so)
@@ -538,36 +582,82 @@ class Session:
         return c
 
     def _define_functions(self, group, filename):
-        """Bind consecutive defs (so that they can call each other), then parse each."""
+        """Bind consecutive defs (so that they can call each other), then parse each.
+        The valid ones join the session; one that does not compile keeps its previous
+        definition (if any), and the cell says which were kept."""
         ns = self.namespace
         missing = object()
         saved = {}
         made = []
-        for stmt, stmt2 in group:
-            if stmt2.decorator_list:
-                raise MyiaSyntaxError("decorators are not supported in Myia cells",
-                                      _loc(filename, stmt.decorator_list[0]),
-                                      hint="call the decorator on the function explicitly")
-            code = compile(ast.Module([stmt2], []), filename, "exec")
-            saved.setdefault(stmt.name, ns.get(stmt.name, missing))
-            exec(code, ns)
-            made.append((stmt, code))
-        try:
-            for stmt, _ in made:
-                myia.ir(ns[stmt.name], stage="parsed")
-        except BaseException:
-            for name, old in saved.items():
+
+        def restore(names):
+            for name in names:
+                old = saved[name]
                 if old is missing:
                     ns.pop(name, None)
                 else:
                     ns[name] = old
+
+        try:
+            for stmt, stmt2 in group:
+                if stmt2.decorator_list:
+                    raise MyiaSyntaxError("decorators are not supported in Myia cells",
+                                          _loc(filename, stmt.decorator_list[0]),
+                                          hint="call the decorator on the function explicitly")
+                # Python evaluates neither annotations (dropped: the compiler ignores
+                # them) nor default values (read by seal.SafeEval, then set)
+                seal.strip_annotations(stmt2)
+                defaults = self._defaults(stmt2, filename)
+                code = compile(ast.Module([stmt2], []), filename, "exec")
+                saved.setdefault(stmt.name, ns.get(stmt.name, missing))
+                exec(code, ns)
+                _set_defaults(ns[stmt.name], defaults)
+                made.append((stmt, code, defaults))
+        except BaseException:
+            restore(saved)
             raise
+        errors = {}
+        for stmt, _, _ in made:
+            try:
+                myia.ir(ns[stmt.name], stage="parsed")
+            except KeyboardInterrupt:
+                restore(saved)
+                raise
+            except Exception as e:  # noqa: BLE001  reported below, the others are kept
+                errors.setdefault(stmt.name, e)
+        restore(errors)
         names = []
-        for stmt, code in made:
-            self._record(Definition("def", [stmt.name], _names_read(stmt), code,
-                                    filename=filename))
+        for stmt, code, defaults in made:
+            if stmt.name in errors:
+                continue
+            d = Definition("def", [stmt.name], _names_read(stmt), code, filename=filename)
+            d.defaults = defaults
+            self._record(d)
             names.append(stmt.name)
         self._rebuild(names)
+        if errors:
+            if len(made) > 1:
+                bad = ", ".join(errors)
+                kept = ", ".join(names)
+                old = [n for n in errors if saved[n] is not missing]
+                self.print((f"kept {kept}; " if kept else "none of the cell's definitions "
+                            "were kept; ") + f"not defined: {bad} (the error below)"
+                           + (f"; {', '.join(old)} keep{'s' if len(old) == 1 else ''} "
+                              f"the previous definition" if old else ""), name="stderr")
+            raise next(iter(errors.values()))
+
+    def _defaults(self, fdef, filename):
+        """(positional defaults, keyword-only defaults) of a def, read by SafeEval; the
+        AST's default expressions become None (Python does not evaluate them)."""
+        reader = seal.SafeEval(self, lambda n: _loc(filename, n))
+        a = fdef.args
+        positional = tuple(reader.eval(d) for d in a.defaults)
+        keyword = {arg.arg: reader.eval(d) for arg, d in zip(a.kwonlyargs, a.kw_defaults)
+                   if d is not None}
+        a.defaults = [ast.copy_location(ast.Constant(None), d) for d in a.defaults]
+        a.kw_defaults = [None if d is None else ast.copy_location(ast.Constant(None), d)
+                         for d in a.kw_defaults]
+        return positional, keyword
 
     def _record(self, definition):
         for name in definition.names:
@@ -609,6 +699,7 @@ class Session:
         for d in todo:
             if d.kind == "def":
                 exec(d.code, ns)
+                _set_defaults(ns[d.names[0]], d.defaults)
         for d in todo:
             try:
                 if d.kind == "def":
@@ -621,16 +712,19 @@ class Session:
             except Exception as e:  # noqa: BLE001  reported below; the cell goes on
                 problems.append((d, e))
                 if d.kind == "assign":
+                    # set aside, not forgotten: recomputed when what it reads changes
                     for n in d.names:
                         ns.pop(n, None)
-                        self.definitions.pop(n, None)
+                    d.stale = e
+                continue
+            d.stale = None
         rebuilt = ", ".join(n for d in todo for n in d.names)
         what = ", ".join(names)
         self.print(f"(rebuilt after redefining {what}: {rebuilt})")
         for d, e in problems:
             dropped = d.kind == "assign"
             msg = f"warning: {', '.join(d.names)} " + (
-                "could not be recomputed and was removed from the session"
+                "could not be recomputed: set aside until what it reads compiles again"
                 if dropped else "no longer compiles") + ":\n"
             self.print(msg + "\n".join(self.error_output(e)["traceback"]), name="stderr")
 
@@ -656,13 +750,40 @@ class Session:
         return _magic_value(fn(self, args.strip()))
 
     def eval_python(self, text):
-        """A magic's argument: evaluated by Python in the session's namespace."""
+        """A magic's argument: a name, a literal, or an expression of those that
+        `seal.SafeEval` reads (arithmetic, indexing, calls of what the subset knows);
+        no Python code runs."""
+        filename = self._new_file("magic")
+        cell = CellSource(filename, text, None)
+        self.cells[filename] = cell
+        linecache.cache[filename] = (len(text), None, [text + "\n"], filename)
         try:
-            return eval(compile(text, "<magic argument>", "eval"), self.namespace)
+            node = ast.parse(text.strip(), filename, mode="eval").body
         except SyntaxError as e:
             raise UsageError(f"cannot read the argument `{text}`: {e.msg}") from None
-        except NameError as e:
-            raise UsageError(f"{e} (in the argument `{text}`)") from None
+        return seal.SafeEval(self, lambda n: _loc(filename, n)).eval(node)
+
+    def restore_own_names(self, before):
+        """Put back the session's own names (`np`, `grad`, `__builtins__`...) that a
+        %%python cell rebound or deleted, and say so: later cells rely on them."""
+        fresh = new_namespace()
+        undone = []
+        for name in (*seal.SESSION_NAMES, "__builtins__", "__name__"):
+            if self.namespace.get(name, _MISSING) is not before.get(name, fresh[name]):
+                self.namespace[name] = before.get(name, fresh[name])
+                undone.append(name)
+        if undone:
+            names = ", ".join(f"`{n}`" for n in undone)
+            self.print(f"warning: {names}: the session's own name"
+                       f"{'s' if len(undone) > 1 else ''}; the cell's change was undone",
+                       name="stderr")
+
+    def defined_function(self, fn):
+        """Whether `fn` is a function a cell of this session defined (a def, or a
+        lambda or closure that subset code made)."""
+        code = getattr(fn, "__code__", None)
+        return isinstance(fn, types.FunctionType) and code is not None and bool(
+            _CELL_FILE.match(code.co_filename or ""))
 
     def wrap_expression(self, text):
         """(wrapper function, value node) for a subset expression given to a magic."""
@@ -898,6 +1019,22 @@ def _char_col(line, byte_col):
     return len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
 
+def _set_defaults(fn, defaults):
+    positional, keyword = defaults
+    fn.__defaults__ = positional or None
+    fn.__kwdefaults__ = keyword or None
+
+
+def _wrapper_value(filename, line):
+    """The expression node of the wrapper def (`def __cell_expr__(): return <value>`)
+    at `line` of a cell's synthetic source, in that source's coordinates."""
+    tree = ast.parse("".join(linecache.getlines(filename)), filename)
+    for s in ast.walk(tree):
+        if isinstance(s, ast.FunctionDef) and s.name == WRAPPER and s.lineno == line:
+            return s.body[0].value
+    raise RuntimeError(f"no expression at line {line} of {filename}")  # pragma: no cover
+
+
 def _loc(filename, node):
     from myia.errors import Location
 
@@ -977,8 +1114,17 @@ def error_output(session, exc):
         tb = [f"{ename}: {exc.message}"]
         if exc.loc is not None:
             tb += _format_location(session, exc.loc)
-        if exc.hint:
-            tb.append(f"  Hint: {exc.hint}")
+        hint = exc.hint
+        m = re.match(r"name `(\w+)` is not defined", exc.message)
+        stale = session.definitions.get(m.group(1)) if m else None
+        if stale is not None and stale.stale is not None:
+            # a value set aside after a redefinition: say why, and how it comes back
+            first = str(getattr(stale.stale, "message", stale.stale)).split("\n")[0]
+            hint = (f"`{m.group(1)}` was set aside when it could not be recomputed "
+                    f"({first}); it comes back when what it reads compiles again, or "
+                    f"assign it anew")
+        if hint:
+            tb.append(f"  Hint: {hint}")
         return {"output_type": "error", "ename": ename, "evalue": exc.message,
                 "traceback": tb}
     # A Python exception: from a %%python cell or a Python-evaluated expression (show the

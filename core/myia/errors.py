@@ -143,3 +143,35 @@ class MyiaBackendError(MyiaError):
     """A backend cannot run a construct of the program (never silent)."""
 
     kind = "MyiaBackendError"
+
+
+class MyiaMemoryError(MyiaError):
+    """The program asked for more memory than the machine (or the limit) gives: the
+    user's error, at the line that asked."""
+
+    kind = "MyiaMemoryError"
+
+
+def format_bytes(n):
+    """1.5 GB, 300 MB, 12 kB: decimal units, three significant digits."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{int(n)} bytes"
+
+
+def memory_error(nbytes, what, loc=None, limit=None, used=None):
+    """The error of an allocation of `nbytes` for `what` ("an array of shape (n, n),
+    float64") that failed: beyond the machine's memory, or beyond `limit`."""
+    if limit:
+        held = f" (the program held {format_bytes(used)} already)" if used else ""
+        return MyiaMemoryError(
+            f"the program asked for {format_bytes(nbytes)} ({what}): beyond this "
+            f"session's memory limit of {format_bytes(limit)}{held}", loc,
+            hint="work on smaller arrays (fewer rows per batch), or ask whoever runs "
+                 "the kernel for a higher limit")
+    return MyiaMemoryError(
+        f"the program asked for {format_bytes(nbytes)} ({what}), more than the machine "
+        f"could give", loc, hint="check the shapes at this line: an array this large is "
+                                 "often a shape mistake (an outer product instead of an "
+                                 "elementwise one); else work on smaller pieces")

@@ -25,13 +25,17 @@ def to_graph(fn, signature=None):
     `signature` (argument abstracts), the graph a transform builds for it, if any."""
     from .parser import parse
 
-    if signature is not None:
+    from .ad.transforms import is_myia_class
+
+    # only Myia's own objects build their graphs (a user's object is never called here)
+    ours = is_myia_class(type(fn))
+    if signature is not None and ours:
         for_signature = getattr(fn, "__myia_graph_for__", None)
         if for_signature is not None:
             g = for_signature(signature)
             if g is not None:
                 return g
-    as_graph = getattr(fn, "__myia_graph__", None)
+    as_graph = getattr(fn, "__myia_graph__", None) if ours else None
     if as_graph is not None:
         return as_graph()
     if isinstance(fn, Graph):
@@ -42,7 +46,9 @@ def to_graph(fn, signature=None):
 def header(fn):
     """(name, parameter names, defaults) of `fn`: what a call needs to know before any
     program is made (a transform answers without building its graphs)."""
-    h = getattr(fn, "__myia_header__", None)
+    from .ad.transforms import is_myia_class
+
+    h = getattr(fn, "__myia_header__", None) if is_myia_class(type(fn)) else None
     if h is not None:
         return h()
     g = to_graph(fn)

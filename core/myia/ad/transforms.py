@@ -25,8 +25,15 @@ from ..ir import Constant, Graph
 def is_transform(value):
     """Whether `value` is a transform object (`myia.grad(f)`, `myia.jet(f)`..., J or T
     of one): it builds a program per argument types (`__myia_graph_for__(signature)`,
-    None for its generic program `__myia_graph__()`)."""
-    return hasattr(type(value), "__myia_graph_for__")
+    None for its generic program `__myia_graph__()`).  Only Myia's own classes: an
+    object of the user's with such a method is data, never called while compiling."""
+    cls = type(value)
+    return hasattr(cls, "__myia_graph_for__") and is_myia_class(cls)
+
+
+def is_myia_class(cls):
+    """Whether `cls` is one of Myia's own classes (defined in the `myia` package)."""
+    return (getattr(cls, "__module__", "") or "").split(".")[0] == "myia"
 
 
 def value_graph(t):

@@ -41,6 +41,7 @@ the printer's `.2`, `.3` suffixes):
 
 import ast
 import linecache
+import sys
 import types
 import weakref
 from collections import ChainMap, Counter
@@ -322,12 +323,37 @@ def _module_attribute(base, expr, source):
     if not isinstance(base, types.ModuleType):
         return _NOT_STATIC
     try:
-        return getattr(base, expr.attr)
+        value = getattr(base, expr.attr)
     except AttributeError:
         raise MyiaNameError(
             f"module `{ast.unparse(expr.value)}` has no attribute `{expr.attr}`",
             source.loc(expr),
         ) from None
+    if _outside_subset(base) and not callable(value) \
+            and not isinstance(value, types.ModuleType):
+        # data only (`sys.version`): a function of such a module is refused by the
+        # resolver, with a hint, and a module cannot be a value
+        raise MyiaSyntaxError(
+            f"module `{ast.unparse(expr.value)}` ({base.__name__}) is not part of the "
+            f"subset: `{ast.unparse(expr)}` cannot be compiled", source.loc(expr),
+            hint=MODULES_HINT)
+    return value
+
+
+#: the modules of Python and NumPy whose attributes subset code may name (the library
+#: maps their functions); the user's own modules are read like the user's code
+SUBSET_MODULES = frozenset({"numpy", "numpy.linalg", "math", "operator", "myia"})
+MODULES_HINT = ("of Python's and NumPy's modules, the subset reaches numpy, numpy.linalg, "
+                "math and operator; do other work (files, random data, the system) in "
+                "plain Python (a %%python cell in the kernel) and pass the values in")
+
+
+def _outside_subset(module):
+    """A module of Python's standard library or of NumPy that the subset does not
+    reach (`os`, `sys`, `np.ctypeslib`, `np.random`...)."""
+    name = module.__name__
+    top = name.split(".")[0]
+    return name not in SUBSET_MODULES and (top in sys.stdlib_module_names or top == "numpy")
 
 
 def _check_dunder(expr, source):

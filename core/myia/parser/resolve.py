@@ -82,7 +82,11 @@ class Resolver:
         return getattr(builtins, name, _UNSET)
 
     def known_names(self):
-        return list(self.closure) + list(self.globals) + dir(builtins)
+        """The names a "did you mean" may suggest: the function's globals and the
+        builtins the subset knows (never `open` or `eval`)."""
+        known = [n for n in dir(builtins) if n in ("range", "True", "False", "None")
+                 or _known_builtin(getattr(builtins, n))]
+        return list(self.closure) + [n for n in self.globals if not n.startswith("__")] + known
 
     # ---- Python value -> node ----------------------------------------------------
 
@@ -218,6 +222,13 @@ def name_error(name, loc, candidates):
                                       n=1)
     hint = f"did you mean `{close[0]}`?" if close else "define it before using it"
     return MyiaNameError(f"name `{name}` is not defined", loc, hint=hint)
+
+
+def _known_builtin(value):
+    try:
+        return lib.lookup(value) is not None
+    except TypeError:
+        return False
 
 
 def _get(mapping, value):

@@ -387,8 +387,26 @@ def alloc_slow_fn(f):
     chunk_bb = f.append_basic_block("chunk")
     big_bb = f.append_basic_block("big")
     fail = f.append_basic_block("fail")
+    over = f.append_basic_block("over_limit")
     size = b.and_(b.add(n, i64(31)), i64(~31))
-    b.cbranch(b.icmp_unsigned("<=", size, i64(SMALL_ALLOC)), chunk_bb, big_bb)
+    small = b.icmp_unsigned("<=", size, i64(SMALL_ALLOC))
+    # what the call will hold after this request, against the limit (0: none); the
+    # error reports err_a = the bytes asked, err_b = the limit, err_c = those held
+    total = b.and_(b.add(n, i64(ARENA_HEADER + 63)), i64(~63))
+    held = ctx_load(b, ctx, "allocated")
+    after = b.add(held, b.select(small, i64(CHUNK), total))
+    limit = b.load(declare_global(module, "myia_memory_limit", I64), typ=I64)
+    past = b.and_(b.icmp_unsigned("!=", limit, i64(0)), b.icmp_unsigned(">", after, limit))
+    go = b.append_basic_block("go")
+    b.cbranch(past, over, go)
+    b.position_at_end(over)
+    ctx_store(b, ctx, "err_a", n)
+    ctx_store(b, ctx, "err_b", limit)
+    ctx_store(b, ctx, "err_c", held)
+    b.ret(NULL)
+    b.position_at_end(go)
+    ctx_store(b, ctx, "allocated", after)
+    b.cbranch(small, chunk_bb, big_bb)
     # a new chunk
     b.position_at_end(chunk_bb)
     chunk = b.call(aligned_alloc, [i64(64), i64(CHUNK)])
@@ -406,11 +424,13 @@ def alloc_slow_fn(f):
     b.ret(data)
     # large: a block of its own
     b.position_at_end(big_bb)
-    total = b.and_(b.add(n, i64(ARENA_HEADER + 63)), i64(~63))
     block = b.call(aligned_alloc, [i64(64), total])
     ok = b.append_basic_block("big.ok")
     b.cbranch(b.icmp_unsigned("==", block, NULL), fail, ok)
-    b.position_at_end(fail)
+    b.position_at_end(fail)  # the machine's memory: no limit to report
+    ctx_store(b, ctx, "err_a", n)
+    ctx_store(b, ctx, "err_b", i64(0))
+    ctx_store(b, ctx, "err_c", held)
     b.ret(NULL)
     b.position_at_end(ok)
     b.store(ctx_load(b, ctx, "arena"), block)
@@ -567,10 +587,13 @@ def check_status(b, st):
     ret_status_if(b, b.icmp_signed("!=", st, i32(STATUS_OK)), st)
 
 
-def alloc(b, ctx, nbytes):
-    """Allocate nbytes in the call's arena; returns STATUS_NOMEM on failure."""
+def alloc(b, ctx, nbytes, site=-1):
+    """Allocate nbytes in the call's arena; returns STATUS_NOMEM on failure, with
+    ctx.err_site = `site` (the error table's entry for the node that asked)."""
     p = b.call(alloc_fn(b.module), [ctx, nbytes])
-    ret_status_if(b, b.icmp_unsigned("==", p, NULL), i32(STATUS_NOMEM))
+    with b.if_then(b.icmp_unsigned("==", p, NULL), likely=False):
+        ctx_store(b, ctx, "err_site", i64(site))
+        b.ret(i32(STATUS_NOMEM))
     return p
 
 

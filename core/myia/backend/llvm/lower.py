@@ -44,8 +44,8 @@ import os
 import llvmlite.ir as ir
 import numpy as np
 
-from ...errors import (MyiaBackendError, MyiaError, MyiaRecursionError,
-                       MyiaTypeError)
+from ...errors import (MyiaBackendError, MyiaError, MyiaMemoryError, MyiaRecursionError,
+                       MyiaTypeError, memory_error)
 from ...ir import Apply, Constant, Graph, Parameter, manage
 from ...prim import Primitive
 from ...prim import ops as P
@@ -116,12 +116,29 @@ class ErrorTable:
                 f"({DEEP_STACK_SIZE >> 20} MiB)",
                 hint="check the base case of the recursion")
         if status == STATUS_NOMEM:
-            raise MemoryError("the compiled program ran out of memory")
+            what, loc = "an array", None
+            if 0 <= site < len(self.sites):
+                _, what, loc = self.sites[site]
+            raise memory_error(a, what, loc, limit=b, used=c)
         if status == STATUS_ERROR and 0 <= site < len(self.sites):
             exc, message, loc = self.sites[site]
             err = exc(message.format(a=a, b=b, c=c), loc)
             raise err
         raise MyiaError(f"compiled code failed with status {status} (site {site})")
+
+
+def _what_is_made(node):
+    """What the node's result is, for a memory error: "an array of shape (n, m),
+    float64" when the shape is known when compiling."""
+    a = getattr(node, "abstract", None)
+    shape = getattr(a, "shape", None)
+    dtype = getattr(a, "dtype", None)
+    if shape is not None and dtype is not None:
+        dims = tuple(shape)
+        if all(isinstance(d, int) for d in dims):
+            return f"an array of shape {dims}, {dtype}"
+        return f"an array of {dtype} (its shape depends on the arguments)"
+    return "the values this line makes"
 
 
 def backend_error(what, node=None, hint=None):
@@ -607,8 +624,12 @@ class Emitter:
         return self.L.module
 
     def alloc(self, nbytes):
-        """Arena memory for this call (returns STATUS_NOMEM on failure)."""
-        return cg.alloc(self.b, self.ctx, nbytes)
+        """Arena memory for this call (returns STATUS_NOMEM on failure, naming the
+        node being lowered: its line and what it makes go in the error)."""
+        node = getattr(self, "node", None)
+        site = self.site(node, MyiaMemoryError, _what_is_made(node)) if node is not None \
+            else -1
+        return cg.alloc(self.b, self.ctx, nbytes, site)
 
     def alloca(self, typ, name=""):
         """An alloca in the entry block (so that LLVM promotes it)."""
@@ -761,6 +782,7 @@ class FnLowering(Emitter):
                     return
                 env[node] = r
                 continue
+            self.node = node  # (an allocation failing here names it)
             env[node] = self.lower_apply(node)
         self.ret_value(self.value(g.output), self.ltype(g.output), g.output)
 

@@ -60,7 +60,7 @@ STATUS_NOMEM = 4
 #: of the call's arena blocks, and the free part of the current small-object chunk
 CTX_FIELDS = ("stack_limit", "depth", "countdown", "check_signals",
               "err_site", "err_a", "err_b", "err_c", "arena", "bump_cur", "bump_end",
-              "last_yield")
+              "last_yield", "allocated")
 CTX_POINTERS = ("arena", "bump_cur", "bump_end")
 CTX_INDEX = {name: i for i, name in enumerate(CTX_FIELDS)}
 
@@ -115,6 +115,24 @@ def clear_interrupt():
 
 def interrupt_requested():
     return bool(_INTERRUPT.value)
+
+
+# ---- the memory limit -------------------------------------------------------------------
+
+#: The most bytes one call of compiled code may hold in its arena (0: no limit), the
+#: global `myia_memory_limit` of every module: a locked kernel sets it (see
+#: myia_kernel).  An allocation past it fails as if memory were exhausted, and the
+#: error says so with the figures.
+_MEMORY_LIMIT = ctypes.c_int64(0)
+
+
+def set_memory_limit(nbytes):
+    """Limit what one call of compiled code may allocate (None or 0: no limit)."""
+    _MEMORY_LIMIT.value = int(nbytes or 0)
+
+
+def memory_limit():
+    return _MEMORY_LIMIT.value or None
 
 
 # ---- external symbols -------------------------------------------------------------------
@@ -318,6 +336,7 @@ class Engine:
         self.blas_bound = False  # bound by `declare`, when a program first calls BLAS
         self._bind_mvec()
         self.add_symbol("myia_interrupt_flag", ctypes.addressof(_INTERRUPT))
+        self.add_symbol("myia_memory_limit", ctypes.addressof(_MEMORY_LIMIT))
 
     def _bind_numpy(self):
         import numpy as np

@@ -210,6 +210,7 @@ class EntryBuilder:
         ctx_store(b, ctx, "bump_cur", NULL)
         ctx_store(b, ctx, "bump_end", NULL)
         ctx_store(b, ctx, "last_yield", b.call(cycle_counter(m), []))
+        ctx_store(b, ctx, "allocated", i64(0))
         # a request to interrupt that no running code saw is dropped here
         b.store_atomic(i32(0), declare_global(m, "myia_interrupt_flag", I32),
                        ordering="monotonic", align=4)

@@ -278,6 +278,8 @@ class VM:
                     raise
                 except (TypeError, ValueError, IndexError, ZeroDivisionError, OverflowError) as e:
                     raise _as_myia_error(e, a, node.loc) from None
+                except MemoryError as e:  # the user's error, at the line that asked
+                    raise _memory_error(e, _user_node(node, stack)) from None
                 if new is None:
                     values[slot] = result
                     pc += 1
@@ -303,6 +305,32 @@ class VM:
             frame = stack.pop()
             frame.values[frame.plan.instrs[frame.pc][1]] = result
             frame.pc += 1
+
+
+def _user_node(node, stack):
+    """`node`, or where the library code it is in was called from the user's code."""
+    import os
+
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    frames = [f.plan.instrs[f.pc][0] for f in reversed(stack)]
+    for n in [node, *frames]:
+        filename = getattr(getattr(n, "loc", None), "filename", None) or ""
+        if filename and not os.path.abspath(filename).startswith(here + os.sep):
+            return n
+    return node
+
+
+def _memory_error(e, node):
+    from ...errors import memory_error
+
+    shape = getattr(e, "shape", None)
+    dtype = getattr(e, "dtype", None)
+    if shape is not None and dtype is not None:  # NumPy's _ArrayMemoryError
+        nbytes = int(np.prod(shape, dtype=np.float64)) * np.dtype(dtype).itemsize
+        what = f"an array of shape {tuple(shape)}, {np.dtype(dtype).name}"
+    else:
+        nbytes, what = 0, "an array"
+    return memory_error(nbytes, what, node.loc)
 
 
 def _as_myia_error(e, args, loc):

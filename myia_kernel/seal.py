@@ -1,0 +1,313 @@
+"""The seal: what a subset cell (any cell but `%%python`) may reach.
+
+Subset code is compiled, and the compiler's resolver refuses what the subset does not
+know (`open`, `eval`, `__import__`, `np.load`, dunder attributes...).  What a session
+would otherwise hand to Python is checked here:
+
+- `import` only of numpy (and numpy.linalg), math and myia (`check_import`);
+- the names a cell cannot bind (the session's own: `np`, `grad`, `__builtins__`...) nor
+  read (`os`, `sys`, `builtins`, dunder names) (`check_binding`, `check_reads`);
+- annotations are dropped before a `def` runs (`strip_annotations`), so Python never
+  evaluates them; default values are compiled like any expression;
+- what Python evaluates (a magic's arguments, an expression that calls `jvp`, `vjp`,
+  `hessian` or `jet`, which run in Python) goes through `SafeEval`, a small interpreter
+  of literals, the session's values, arithmetic, indexing and calls of what the subset
+  knows: the session's functions (compiled), Myia's transforms and the functions the
+  library maps (`np.sin`, `np.ones`...).
+"""
+
+import ast
+import builtins
+import operator
+import types
+
+import numpy as np
+
+import myia
+from myia import lib
+from myia.ad.transforms import is_myia_class
+from myia.errors import MyiaSyntaxError
+
+#: the session's own names (bound by new_namespace; a cell cannot rebind them)
+SESSION_NAMES = ("np", "math", "grad", "value_and_grad", "jvp", "vjp", "hessian", "jet")
+#: the session's modules, which a cell may import again under the same name
+SESSION_MODULES = {"np": "numpy", "math": "math"}
+#: names no cell may bind or read: the machine's modules and Python's internals
+HIDDEN = frozenset({"os", "sys", "builtins", "subprocess", "shutil", "ctypes", "pickle",
+                    "importlib", "io", "socket", "pathlib", "signal", "gc", "inspect"})
+#: what `import` may bring in a subset cell
+IMPORTABLE = frozenset({"numpy", "numpy.linalg", "math", "myia"})
+#: Python builtins an expression evaluated in Python may call (data conversions)
+SAFE_BUILTINS = frozenset({"abs", "float", "int", "bool", "len", "min", "max", "sum",
+                           "round", "tuple", "list", "range", "complex", "divmod", "pow"})
+#: attributes of an array a magic's argument may read
+ARRAY_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype", "T", "real", "imag"})
+
+PYTHON_HINT = "do it in a %%python cell (ordinary Python), then use the values it binds"
+
+
+def is_reserved(name):
+    return name in SESSION_NAMES or name in HIDDEN or (
+        name.startswith("__") and name.endswith("__"))
+
+
+def check_binding(name, loc, what="assign"):
+    """Refuse a cell's binding of a session name or of a hidden one."""
+    if name in SESSION_NAMES:
+        raise MyiaSyntaxError(
+            f"`{name}` is the session's own name and cannot be redefined", loc,
+            hint=f"choose another name; `{name}` stays what the session gave it")
+    if name in HIDDEN or (name.startswith("__") and name.endswith("__")):
+        raise MyiaSyntaxError(f"a cell cannot {what} `{name}`", loc,
+                              hint="choose another name")
+
+
+def check_reads(node, loc_of):
+    """Refuse, in an expression or a def, the names no subset code may read."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and (n.id in HIDDEN or (
+                n.id.startswith("__") and n.id.endswith("__"))):
+            raise MyiaSyntaxError(f"`{n.id}` is not available in a Myia cell", loc_of(n),
+                                  hint=PYTHON_HINT)
+
+
+def check_import(stmt, loc):
+    """`import numpy as np`, `import math`, `from math import sin`: only the modules
+    the subset knows; anything else is refused, located."""
+    if isinstance(stmt, ast.ImportFrom):
+        modules = [stmt.module or ""] if not stmt.level else ["." * stmt.level]
+    else:
+        modules = [a.name for a in stmt.names]
+    for m in modules:
+        if m not in IMPORTABLE:
+            raise MyiaSyntaxError(
+                f"`import {m}` is not available in a Myia cell: a cell imports only "
+                f"numpy, math and myia", loc, hint=PYTHON_HINT)
+    for a in stmt.names:
+        bound = a.asname or a.name.split(".")[0]
+        if a.name == "*":
+            raise MyiaSyntaxError("`import *` is not available in a Myia cell", loc,
+                                  hint="import the names you use")
+        full = a.name if isinstance(stmt, ast.Import) else f"{stmt.module}.{a.name}"
+        if SESSION_MODULES.get(bound) == full:
+            continue  # `import numpy as np`, `import math`: what the session has
+        check_binding(bound, loc, "import")
+
+
+def strip_annotations(tree):
+    """Drop every annotation (arguments, returns, `x: T = v`) of a def, nested ones
+    too: Python would evaluate them when the def runs.  The compiler ignores them."""
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = n.args
+            for arg in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]:
+                if arg is not None:
+                    arg.annotation = None
+            if not isinstance(n, ast.Lambda):
+                n.returns = None
+        elif isinstance(n, ast.AnnAssign):
+            n.annotation = ast.Constant(None)
+            ast.copy_location(n.annotation, n)
+    return tree
+
+
+# ---- evaluating without Python -----------------------------------------------------------
+
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+           ast.Pow: operator.pow, ast.MatMult: operator.matmul}
+_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
+          ast.Invert: operator.invert}
+_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
+            ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
+_DATA = (int, float, complex, bool, str, type(None), np.ndarray, np.generic)
+
+
+class SafeEval:
+    """Evaluate an expression of a cell (or a magic's argument) without running Python
+    code: literals, the session's values, arithmetic and comparisons of data,
+    indexing, and calls of the session's functions (compiled), of Myia's transforms
+    and of what the library maps (`np.ones`, `math.exp`)."""
+
+    def __init__(self, session, loc_of):
+        self.session = session
+        self.loc_of = loc_of
+
+    def refuse(self, node, what, hint=None):
+        raise MyiaSyntaxError(what, self.loc_of(node), hint=hint or (
+            "here (an argument of a magic, or an expression that calls jvp, vjp, hessian "
+            "or jet) only names, numbers, arithmetic, indexing and calls of functions "
+            "are read; " + PYTHON_HINT))
+
+    def eval(self, node):
+        method = getattr(self, "_" + type(node).__name__, None)
+        if method is None:
+            self.refuse(node, f"{_describe(node)} cannot be evaluated here")
+        return method(node)
+
+    def _Constant(self, node):
+        return node.value
+
+    def _Tuple(self, node):
+        return tuple(self._items(node.elts))
+
+    def _List(self, node):
+        return list(self._items(node.elts))
+
+    def _Dict(self, node):
+        if any(k is None for k in node.keys):
+            self.refuse(node, "`**` in a dict cannot be evaluated here")
+        return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
+
+    def _items(self, elts):
+        out = []
+        for e in elts:
+            if isinstance(e, ast.Starred):
+                out.extend(self._data(self.eval(e.value), e))
+            else:
+                out.append(self.eval(e))
+        return out
+
+    def _Name(self, node):
+        name = node.id
+        if name in HIDDEN or (name.startswith("__") and name.endswith("__")):
+            self.refuse(node, f"`{name}` is not available in a Myia cell")
+        ns = self.session.namespace
+        if name in ns:
+            return ns[name]
+        if name in SAFE_BUILTINS:
+            return getattr(builtins, name)
+        if name in ("True", "False", "None"):  # (parsed as constants; for safety)
+            return {"True": True, "False": False, "None": None}[name]
+        from myia.errors import MyiaNameError
+
+        raise MyiaNameError(f"name `{name}` is not defined", self.loc_of(node))
+
+    def _Attribute(self, node):
+        attr = node.attr
+        if attr.startswith("_"):
+            self.refuse(node, f"the attribute `{attr}` cannot be read here")
+        base = self.eval(node.value)
+        if isinstance(base, types.ModuleType):
+            if base.__name__ not in IMPORTABLE:
+                self.refuse(node, f"module `{base.__name__}` is not part of the subset")
+            value = getattr(base, attr, None)
+            if value is None:
+                self.refuse(node, f"module `{ast.unparse(node.value)}` has no attribute "
+                                  f"`{attr}`")
+            if isinstance(value, types.ModuleType):
+                if value.__name__ not in IMPORTABLE:
+                    self.refuse(node, f"module `{value.__name__}` is not part of the subset")
+                return value
+            if isinstance(value, _DATA) or _known(value) or is_myia_class(type(value)):
+                return value
+            self.refuse(node, f"`{ast.unparse(node)}` is not part of the subset",
+                        hint=PYTHON_HINT)
+        if isinstance(base, (np.ndarray, np.generic)) and attr in ARRAY_ATTRIBUTES:
+            return getattr(base, attr)
+        self.refuse(node, f"the attribute `{attr}` cannot be read here")
+
+    def _Subscript(self, node):
+        return self._data(self.eval(node.value), node)[self.eval(node.slice)]
+
+    def _Slice(self, node):
+        part = [None if p is None else self.eval(p) for p in (node.lower, node.upper,
+                                                              node.step)]
+        return slice(*part)
+
+    def _BinOp(self, node):
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            self.refuse(node, f"the operator {type(node.op).__name__} cannot be "
+                              f"evaluated here")
+        left, right = self._data(self.eval(node.left), node), self._data(
+            self.eval(node.right), node)
+        return op(left, right)
+
+    def _UnaryOp(self, node):
+        return _UNARY[type(node.op)](self._data(self.eval(node.operand), node))
+
+    def _BoolOp(self, node):
+        values = (self._data(self.eval(v), node) for v in node.values)
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+
+    def _Compare(self, node):
+        left = self._data(self.eval(node.left), node)
+        for op, comp in zip(node.ops, node.comparators):
+            fn = _COMPARE.get(type(op))
+            if fn is None:
+                self.refuse(node, f"the comparison {type(op).__name__} cannot be "
+                                  f"evaluated here")
+            right = self._data(self.eval(comp), node)
+            if not fn(left, right):
+                return False
+            left = right
+        return True
+
+    def _IfExp(self, node):
+        test = self._data(self.eval(node.test), node)
+        return self.eval(node.body) if test else self.eval(node.orelse)
+
+    def _Call(self, node):
+        fn = self.eval(node.func)
+        args = self._items(node.args)
+        kwargs = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                kwargs.update(self._data(self.eval(kw.value), kw.value))
+            else:
+                kwargs[kw.arg] = self.eval(kw.value)
+        session_fn = self.session.defined_function(fn)
+        if session_fn:
+            return self.session.compiled(fn)(*args, **kwargs)
+        if _callable_here(fn):
+            return fn(*args, **kwargs)
+        self.refuse(node.func, f"`{ast.unparse(node.func)}` cannot be called here")
+
+    def _data(self, value, node):
+        """A value Python's operators may work on: data, or containers of data."""
+        if isinstance(value, _DATA):
+            return value
+        if isinstance(value, (tuple, list)):
+            for v in value:
+                self._data(v, node)
+            return value
+        if isinstance(value, dict):
+            for v in value.values():
+                self._data(v, node)
+            return value
+        self.refuse(node, f"a value of type {type(value).__name__} cannot be used here")
+
+
+def _describe(node):
+    return {"Lambda": "a lambda", "ListComp": "a comprehension", "GeneratorExp":
+            "a generator", "DictComp": "a comprehension", "SetComp": "a comprehension",
+            "JoinedStr": "an f-string", "NamedExpr": "`:=`", "Await": "`await`",
+            "Yield": "`yield`"}.get(type(node).__name__,
+                                    f"a `{type(node).__name__}` expression")
+
+
+def _known(value):
+    """A function or constant the library maps (what subset code may call)."""
+    try:
+        return lib.lookup(value) is not None
+    except TypeError:
+        return False
+
+
+_API = frozenset({myia.grad, myia.value_and_grad, myia.jvp, myia.vjp, myia.hessian,
+                  myia.jet, myia.compile})
+
+
+def _callable_here(fn):
+    if fn in _API or _known(fn):
+        return True
+    if isinstance(fn, types.BuiltinFunctionType) and fn.__name__ in SAFE_BUILTINS \
+            and getattr(builtins, fn.__name__, None) is fn:
+        return True
+    if isinstance(fn, type) and fn.__name__ in SAFE_BUILTINS and \
+            getattr(builtins, fn.__name__, None) is fn:
+        return True
+    # a transform object (grad(f), hessian(f), the function vjp returns...)
+    return callable(fn) and is_myia_class(type(fn))
