@@ -10,7 +10,12 @@
     cons_loop   a recursion that wraps its call's result in a closure, as a loop
     ops_scalar  scalar primitives and the elementwise operations arrays share
     ops_struct  tuples, closures, environments, sensitivities
-    ops_array   fused loops, reductions, views, BLAS products, creation
+    ops_array   fused elementwise loops, reductions, views, BLAS products, creation
+    ops_reduce  the reductions of the NumPy surface (cumulative sums, sorts' keys...)
+    ops_shape   the rearrangements (concatenation, gathers, sorting, padding)
+    ops_linalg  the linear algebra of the NumPy surface (batched products, solves)
+    gathers     compile-time copy plans for gathers at constant positions (pad, tile)
+    npyloops    NumPy's own inner loops and sorts, called from compiled code
     wrapper     the native METH_FASTCALL entry point (unboxing and boxing)
     dispatch    compiling a program; the per-signature dispatcher; deep stacks
 

@@ -8,8 +8,18 @@ for the array representation and the loop nests).
                            keys that order as NumPy sorts (nan last), then a stable sort
                            of (key, index) pairs (`myia_argsort`, a runtime helper: an
                            insertion sort for a few, a radix sort for many)
-    take_along_axis        a loop nest over the result reading x at the index
+    take_along_axis        a loop nest over the result reading x at the index; but
+                           a sort, take_along_axis(x, argsort(x, axis), axis), is a
+                           copy of x sorted in place by NumPy's own sort (`npyloops`:
+                           NumPy's results, at NumPy's speed), and a gather of a 1-d
+                           array at constant positions (a tile, a repeat, a pad) is
+                           a copy of blocks (`gathers`), from the parts of x when x is
+                           a concatenation used only there
     take_along_axis_grad   zeros, then a loop nest over d adding each element at its index
+
+The argsort of a sort and the concatenation a planned gather reads from are computed
+by their user (`absorbed_nodes`; they are among the nodes `ops_array.fused_nodes`
+gives the lowering to skip).
 """
 
 import llvmlite.ir as ir
@@ -18,14 +28,16 @@ import numpy as np
 from ...errors import MyiaValueError
 from ...ir import Constant
 from ...prim import ops as P
-from .cg import for_range, i64, runtime_fn
+from . import gathers
+from .cg import NULL, for_range, i64, outlined, ret_status_if, runtime_fn
 from .lower import backend_error, rule
-from .ltypes import Array, to_ir
+from .ltypes import ITEMSIZE, Array, to_ir
 from .ops_array import (LoopNest, Leaf, Op, _prepare_leaves, _splat_before_inner, c_strides,
                         choose_lanes, data_of, dims, elem_ptr, emit_expr, load_elem,
                         make_array, new_array, store_elem, strides)
 from .ops_scalar import cast
-from .runtime import I1, I64, PTR, declare
+from .npyloops import sort_symbol
+from .runtime import I1, I32, I64, PTR, STATUS_NOMEM, declare
 
 
 def _axis(fl, node, k, ndim):
@@ -277,8 +289,156 @@ def _known_in_bounds(node, n):
     return v.size == 0 or (int(v.min()) >= -n and int(v.max()) < n)
 
 
+# ---- work absorbed into take_along_axis ---------------------------------------------------
+
+
+def absorbed_nodes(fl, g):
+    """The nodes of `g` that their only user, a take_along_axis, computes itself: the
+    argsort of a sort; for a planned gather, its positions (a constant that need not
+    be made) and the concatenation it reads the parts of."""
+    mng = fl.L.mng
+    out = set()
+
+    def only_user(inp, node, index):
+        users = mng.users(inp)
+        return (inp.graph is g or isinstance(inp, Constant)) and len(users) == 1 \
+            and users[0] == (node, index)
+
+    for node in mng.nodes(g):
+        if not node.is_apply(P.take_along_axis):
+            continue
+        x, idx = node.inputs[1], node.inputs[2]
+        if _is_sort(fl, node) and only_user(idx, node, 2):
+            out.add(idx)
+            continue
+        parts = x.is_apply(P.concatenate) and only_user(x, node, 1)
+        sizes = _part_sizes(fl, x) if parts else _whole_size(fl.ltype(x))
+        if _gather_plan(fl, node, sizes) is not None:
+            out |= {x} if parts else set()
+            if only_user(idx, node, 2):
+                out.add(idx)
+    return out
+
+
+def _whole_size(t):
+    """[the length of a 1-d array type], or None."""
+    return [t.shape[0]] if isinstance(t, Array) and t.ndim == 1 else None
+
+
+def _is_sort(fl, node):
+    """Is take_along_axis `node` a sort, take_along_axis(x, argsort(x, axis), axis),
+    of a dtype NumPy's sort takes?"""
+    x, idx = node.inputs[1], node.inputs[2]
+    if not (idx.is_apply(P.argsort) and idx.inputs[1] is x):
+        return False
+    t = fl.ltype(x)
+    if not (isinstance(t, Array) and t.ndim >= 1 and None not in t.shape):
+        return False
+    if not (fl.is_static(idx.inputs[2]) and fl.is_static(node.inputs[3])):
+        return False
+    return _axis(fl, idx, 2, t.ndim) == _axis(fl, node, 3, t.ndim) and \
+        sort_symbol(t.dtype) is not None
+
+
+def _part_sizes(fl, concat):
+    """The lengths of the 1-d parts of a concatenation (None: not 1-d parts)."""
+    t = fl.ltype(concat.inputs[1])
+    elems = getattr(t, "elems", None)
+    if not elems or not all(isinstance(e, Array) and e.ndim == 1 and e.shape[0] is not None
+                            for e in elems):
+        return None
+    return [e.shape[0] for e in elems]
+
+
+def _gather_plan(fl, node, sizes):
+    """The plan (`gathers.plan`) of take_along_axis `node` when it gathers a 1-d
+    array (of parts of these sizes, if given) at constant positions; else None."""
+    x_t, idx = fl.ltype(node.inputs[1]), node.inputs[2]
+    if not (isinstance(x_t, Array) and x_t.ndim == 1 and x_t.shape[0] is not None
+            and isinstance(idx, Constant) and isinstance(idx.value, np.ndarray)
+            and idx.value.ndim == 1 and idx.value.dtype.kind in "iu"):
+        return None
+    n = x_t.shape[0]
+    if sizes is None or sum(sizes) != n or n == 0 or not _known_in_bounds(node, n):
+        return None
+    if not fl.is_static(node.inputs[3]) or _axis(fl, node, 3, 1) != 0:
+        return None
+    return gathers.plan(idx.value.astype(np.int64) % n, sizes)
+
+
+def _sort(fl, node, x, t):
+    """np.sort(x, axis): a copy of x, each lane along the axis sorted in place by
+    NumPy's own sort (through a scratch lane when the axis is not the last)."""
+    b = fl.b
+    axis = _axis(fl, node, 3, t.ndim)
+    shape = _static_dims(t, node)
+    res, _ = new_array(fl, t.dtype, shape, node)
+    data = data_of(b, res)
+    copy_into(fl, node, x, t, data, shape, c_strides(b, shape)[0], t.dtype)
+    n = t.shape[axis]
+    if n <= 1 or 0 in t.shape:
+        return res
+    m = b.module
+    name = sort_symbol(t.dtype)
+    try:
+        sort = m.get_global(name)
+    except KeyError:
+        sort = ir.Function(m, ir.FunctionType(I32, [PTR, I64, PTR]), name)
+        sort.attributes.add("nounwind")
+    failed = fl.alloca(I32)
+    b.store(ir.Constant(I32, 0), failed)
+    inner = int(np.prod(t.shape[axis + 1:], dtype=np.int64))
+    outer = int(np.prod(t.shape[:axis], dtype=np.int64))
+    lane = fl.alloc(i64(n * ITEMSIZE[t.dtype])) if inner > 1 else None
+    with outlined(fl, "sort"):
+        if inner == 1:  # each lane is contiguous: sorted where it is
+            with for_range(b, 0, outer, name="lane") as o:
+                st = b.call(sort, [elem_ptr(b, data, b.mul(o, i64(n)), t.dtype), i64(n), NULL])
+                b.store(b.or_(b.load(failed, typ=I32), st), failed)
+        else:
+            with for_range(b, 0, outer, name="outer") as o:
+                with for_range(b, 0, inner, name="lane") as i:
+                    start = b.add(b.mul(o, i64(n * inner)), i)
+                    with for_range(b, 0, n, name="get") as q:
+                        at = b.add(start, b.mul(q, i64(inner)))
+                        store_elem(b, load_elem(b, data, at, t.dtype), lane, q, t.dtype)
+                    st = b.call(sort, [lane, i64(n), NULL])
+                    b.store(b.or_(b.load(failed, typ=I32), st), failed)
+                    with for_range(b, 0, n, name="put") as q:
+                        at = b.add(start, b.mul(q, i64(inner)))
+                        store_elem(b, load_elem(b, lane, q, t.dtype), data, at, t.dtype)
+    # NumPy's sort fails only where it could not allocate memory
+    ret_status_if(b, b.icmp_signed("!=", b.load(failed, typ=I32), ir.Constant(I32, 0)),
+                  ir.Constant(I32, STATUS_NOMEM))
+    return res
+
+
+def _planned_gather(fl, node, p, x, out):
+    """A gather by plan `p` (`gathers`), from x or from the parts of the concatenation
+    x stands for (absorbed)."""
+    b = fl.b
+    res, _ = new_array(fl, out.dtype, _static_dims(out, node), node)
+    src = node.inputs[1]
+    if src in fl.fused:  # an absorbed concatenation: read its parts
+        tup, tt = fl.value(src.inputs[1]), fl.ltype(src.inputs[1])
+        values = [(b.extract_value(tup, k), e) for k, e in enumerate(tt.elems)]
+    else:
+        values = [(x, fl.ltype(src))]
+    parts = [(data_of(b, v), strides(fl, v, vt)[0]) for v, vt in values]
+    gathers.emit(fl, p, parts, data_of(b, res), out.dtype)
+    return res
+
+
 @rule(P.take_along_axis)
 def lower_take_along_axis(fl, node, args, types, out):
+    idx = node.inputs[2]
+    if idx in fl.fused and idx.is_apply(P.argsort):  # a sort (see absorbed_nodes)
+        return _sort(fl, node, args[0], types[0])
+    src = node.inputs[1]
+    sizes = _part_sizes(fl, src) if src in fl.fused else _whole_size(types[0])
+    p = _gather_plan(fl, node, sizes)
+    if p is not None:
+        return _planned_gather(fl, node, p, args[0], out)
     b = fl.b
     x_t, idx_t = types[0], types[1]
     axis = _axis(fl, node, 3, x_t.ndim)
