@@ -12,7 +12,7 @@ A cell holds subset code.  Its top-level statements run in order:
     expression          compiled (on the session's backend) and run; the last one is the
                         cell's result
     x = expression      the same, and the name joins the session
-    import ...          run by Python (names join the session)
+    import ...          numpy, math or myia only (names join the session)
     %magic args         a line magic (see `magics`); `%%magic` on the first line makes
                         the whole cell a cell magic (`%%python`: ordinary Python)
     name?               help on a name
@@ -24,8 +24,10 @@ that the parser reads like any other (errors point at the cell's own line and co
 Values that are functions (`df = grad(f)`) are bound as the Python object that the same
 expression gives when Python evaluates it: it compiles to the same program, and stays
 callable from `%%python` cells.  `jvp`, `vjp`, `hessian` and `jet` are host-level transforms
-(not in the subset): an expression that uses them runs in Python, which compiles the
-function it is given.
+(not in the subset): an expression that uses them is read by `seal.SafeEval`, which calls
+them (they compile the function they are given) and runs no Python code of the cell.
+Nothing else of a subset cell is evaluated by Python either (see `seal`): annotations are
+dropped, default values and magic arguments are read by SafeEval.
 
 Redefining a name rebuilds what depends on it: the definitions (defs and assignments) of
 the session that use the name, directly or through others, are made again, in order.
