@@ -36,6 +36,44 @@ def default_backend():
     return os.environ.get("MYIA_BACKEND", "llvm")
 
 
+# os.environ's own dict (bytes on POSIX): a call of a compiled function reads
+# $MYIA_BACKEND there without encoding the name (a tenth of a microsecond)
+_ENVIRON = getattr(os.environ, "_data", None)
+_BACKEND_KEY = b"MYIA_BACKEND"
+_environ_get = _ENVIRON.get if _ENVIRON is not None else None  # (None: no fast path)
+_Signal = None  # the class of the LLVM entry's MISMATCH and DEEP answers
+
+
+def _backend_marker():
+    """An object that changes when $MYIA_BACKEND does (its raw value, or None)."""
+    if _ENVIRON is not None:
+        return _ENVIRON.get(_BACKEND_KEY)
+    return os.environ.get("MYIA_BACKEND")  # pragma: no cover  (not POSIX)
+
+
+def _fast_entry(pipeline, fn, args):
+    """The LLVM dispatcher of `fn`, once a call with all its arguments went through it,
+    else None.  Later calls go straight to its last compiled entry, whose native code
+    checks the arguments (their number and types) and answers MISMATCH when it cannot
+    take them: those calls take the full path (defaults, checks, a new signature)."""
+    global _Signal
+    llvm = pipeline.llvm
+    if llvm is None or _ENVIRON is None:  # (not POSIX: no fast path)
+        return None
+    if _Signal is None:
+        _Signal = _signal_class()
+    entry = llvm._by_fn.get(fn)
+    if entry is None or len(args) != len(entry[1]) or entry[0].last is None:
+        return None
+    return entry[0]
+
+
+def _signal_class():
+    from .backend.llvm.wrapper import MISMATCH
+
+    return type(MISMATCH)
+
+
 class CompiledFunction:
     """What `myia.compile` returns: call it like the original function."""
 
@@ -50,9 +88,23 @@ class CompiledFunction:
         self.pipeline = Pipeline(backend)
         functools.update_wrapper(self, fn, updated=())
 
-    @user_facing
     def __call__(self, *args, **kwargs):
-        return self.pipeline.run(self.fn, args, kwargs)
+        try:
+            fast = self._fast
+            if fast is not None and not kwargs:  # (the entry checks the arguments)
+                r = fast.last.entry(*args)
+                if r.__class__ is not _Signal:
+                    return r
+                # MISMATCH (other types, or defaults to fill) or DEEP: the full path
+            r = self.pipeline.run(self.fn, args, kwargs)
+            if not kwargs:
+                self._fast = _fast_entry(self.pipeline, self.fn, args)
+            return r
+        except MyiaError as e:  # without the compiler's internal frames
+            e.__traceback__ = None
+            raise e from None
+
+    _fast = None  # the LLVM dispatcher, after a first native call (see _fast_entry)
 
     def __repr__(self):
         name = getattr(self.fn, "__name__", repr(self.fn))
@@ -142,14 +194,34 @@ class _Transformed:
             return dict(header()[2])
         return dict(self.__myia_graph__().defaults)
 
-    @user_facing
     def __call__(self, *args):
-        self._check_args(args)
-        backend = default_backend()
-        compiled = self._compiled.get(backend)
-        if compiled is None:
-            compiled = self._compiled[backend] = compile(self, backend)
-        return compiled.pipeline.run(self, args, {})
+        try:
+            fast = self._fast
+            # every call after the first: straight to the native entry of the last
+            # signature, which checks the arguments' types itself (an argument that
+            # _check_args would refuse, an int, is not the float it was compiled for)
+            # (and their number: fewer, with defaults to fill, is a MISMATCH too)
+            if fast is not None and fast[0] is _environ_get(b"MYIA_BACKEND"):
+                r = fast[1].last.entry(*args)
+                if r.__class__ is not _Signal:
+                    return r
+                # MISMATCH or DEEP: the checks and the dispatcher, below
+            self._check_args(args)
+            marker = _backend_marker()
+            backend = default_backend()
+            compiled = self._compiled.get(backend)
+            if compiled is None:
+                compiled = self._compiled[backend] = compile(self, backend)
+            r = compiled.pipeline.run(self, args, {})
+            d = _fast_entry(compiled.pipeline, self, args)
+            self._fast = None if d is None else (marker, d)
+            return r
+        except MyiaError as e:  # without the compiler's internal frames
+            e.__traceback__ = None
+            raise e from None
+
+    #: (the $MYIA_BACKEND it was made under, its LLVM dispatcher): see _fast_entry
+    _fast = None
 
     def _check_args(self, args):
         pass
@@ -249,6 +321,7 @@ class GradFunction(_Transformed):
     def _check_args(self, args):
         _, names, _ = self.__myia_header__()
         _check_differentiable(names, args, self._nums)
+
 
     def __repr__(self):
         return f"<myia.{self.mode}({_fn_text(self.fn)}, argnums={self.argnums})>"
