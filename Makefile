@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 PKG_INITS := $(wildcard core/myia/__init__.py myia_kernel/__init__.py)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv install install-test install-bench graphviz demo test fuzz bench repl kernel clean distclean
+.PHONY: help venv install install-test install-bench graphviz chromium demo test fuzz bench repl kernel clean distclean
 
 help:
 	@echo "make demo          install (editable), run the demo and write the tour notebook as HTML"
@@ -21,7 +21,7 @@ help:
 	@echo "make bench         install with [bench] extras (optional ones may fail) and run benchmarks"
 	@echo "make repl          start the myia terminal REPL"
 	@echo "make kernel        install the Jupyter kernelspec myia into .venv"
-	@echo "make venv | install | install-test | install-bench | graphviz | clean | distclean"
+	@echo "make venv | install | install-test | install-bench | graphviz | chromium | clean | distclean"
 
 # --- virtual environment ----------------------------------------------------------------
 
@@ -99,6 +99,22 @@ graphviz:
 	  echo "    brew install graphviz            (macOS)"; \
 	fi
 
+# --- headless Chromium (the screenshot test of the tutorials' HTML) ---------------------
+
+chromium:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
+	  :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "Installing Chromium with apt-get (for tests/kernel/test_screenshots.py)"; \
+	  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; } || \
+	    echo "warning: apt-get could not install chromium; the screenshot test will be skipped"; \
+	else \
+	  echo "Chromium is not installed: the screenshot test of the tutorials will be skipped."; \
+	  echo "To run it, install it:"; \
+	  echo "    sudo apt-get install chromium    (Debian/Ubuntu)"; \
+	  echo "    brew install --cask chromium     (macOS)"; \
+	fi
+
 # --- everyday targets -------------------------------------------------------------------
 
 # The script demo, then the tour notebook run through the Myia kernel and written as HTML
@@ -110,7 +126,7 @@ demo: install graphviz
 	$(VPY) examples/demo.py
 	$(VPY) -m myia_kernel run notebooks/01-tour.ipynb --html build/01-tour.html
 
-test: install-test graphviz
+test: install-test graphviz chromium
 	$(VPY) -m pytest -n 2 $(PYTEST_ARGS) tests
 
 # The random-program test at 2,000 programs (the suite runs 300); FUZZ_EXAMPLES=N for more.

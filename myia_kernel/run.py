@@ -98,8 +98,10 @@ def _collect(kc, msg_id, timeout):
 
 # ---- HTML ----------------------------------------------------------------------------
 
+# (the page is wide enough for a 1,000 px output column, the width the drawings are
+# made legible at: see myia.viz.fit)
 CSS = """
-body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; max-width: 980px;
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; max-width: 1140px;
        margin: 2em auto; padding: 0 1em; color: #222; line-height: 1.5; }
 .cell { margin: 1.2em 0; }
 .input { display: flex; }

@@ -19,7 +19,8 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 def test_the_tutorials_are_there():
     names = [p.name for p in NOTEBOOKS]
-    assert names == ["01-tour.ipynb", "02-ad-visually.ipynb", "03-higher-order.ipynb"]
+    assert names == ["01-tour.ipynb", "02-ad-visually.ipynb", "03-higher-order.ipynb",
+                     "04-reverse-mode-by-hand.ipynb"]
 
 
 @pytest.mark.usefixtures("backend")
