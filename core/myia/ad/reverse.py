@@ -436,6 +436,10 @@ def _bprop_name(n):
     fn = n.inputs[0]
     if fn.is_apply(P.switch):  # a branch: the backpropagator of the branch taken
         return "◀branch"
+    if fn.is_apply() and fn.inputs[0].is_constant() and fn.name is None:
+        # a function another call returned (`scaled(a)(x)`)
+        made_by = getattr(fn.inputs[0].value, "name", None)
+        return f"◀{made_by}(…)" if isinstance(made_by, str) and made_by else None
     value = getattr(fn, "value", None)
     name = getattr(value, "name", None) or getattr(fn, "name", None)
     return f"◀{name}" if isinstance(name, str) and name else None

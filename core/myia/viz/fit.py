@@ -14,7 +14,7 @@ import statistics
 import graphviz
 
 from ..ir import Graph
-from .draw import FONT, PALETTES, _graph_of, _h, _plain, draw, render
+from .draw import FONT, PALETTES, _graph_of, _h, _plain, draw, render, spaced_marks
 from .svg import to_svg
 from .trace import trace
 
@@ -203,7 +203,7 @@ def _overview(scene, title):
 def _overview_node(dot, c):
     fill, border = PALETTES[c.kind][:2]
     n = sum(it.role == "apply" for it in c.items)
-    dot.node(c.id, label=f"<<b>{_h(c.name)}</b><br/>"
+    dot.node(c.id, label=f"<<b>{_h(spaced_marks(c.name))}</b><br/>"
              f'<font point-size="9">{n} operation{"s" if n != 1 else ""}</font>>',
              fillcolor=fill, color=border, tooltip=_plain(c.name))
 

@@ -361,6 +361,9 @@ def format_short(value, width=26):
     its shape and its first numbers, a tuple by its elements."""
     import numpy as np
 
+    if type(value).__name__ == "Repeated":  # (myia.backend.vm.recording)
+        return shorten(f"{format_short(value.value, width)} (last of {value.count})",
+                       width + 12)
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
     if isinstance(value, (int, np.integer)):

@@ -3,8 +3,9 @@
 its sensitivity, as micrograd draws them).
 
 `run_recording(graph, args)` runs `graph` on the reference VM and records, for every
-node that a primitive computes and every parameter of a graph that is called, the last
-value it took (a loop's body runs several times: `counts` says how many).
+node that a primitive computes, every call and every parameter of a graph that is
+called, the last value it took; a node that ran several times (in a loop's body, a
+recursion) has a `Repeated` value: the last one, and how many times it ran.
 """
 
 from .vm import VM, Closure
@@ -38,14 +39,41 @@ class RecordingVM(VM):
             for p, v in zip(frame.plan.graph.parameters, frame.values):
                 self.values[p] = v
                 self.counts[p] = self.counts.get(p, 0) + 1
+            if node is not None:  # its value: what the graph it called returned
+                self.callees[node] = frame.plan.graph
+                self.counts[node] = self.counts.get(node, 0) + 1
         elif node is not None:
             self.values[node] = result
+            self.counts[node] = self.counts.get(node, 0) + 1
         return frame, result
+
+    callees = None
+
+
+class Repeated:
+    """The value of a node that ran `count` times: the last one."""
+
+    __slots__ = ("value", "count")
+
+    def __init__(self, value, count):
+        self.value, self.count = value, count
 
 
 def run_recording(graph, args):
     """(the result, {node: value}, {node: how many times it ran}) of calling `graph`
-    (a graph without free variables) on `args`."""
+    (a graph without free variables) on `args`; a value that a node took several
+    times is a `Repeated` (the last one)."""
     vm = RecordingVM()
+    vm.callees = {}
     result = vm.call(Closure(graph, None), list(args))
-    return result, vm.values, vm.counts
+    values = vm.values
+    for node, callee in vm.callees.items():
+        out = callee.output
+        if out in values:
+            values[node] = values[out]
+        elif out.is_constant():
+            values[node] = out.value
+    for node, n in vm.counts.items():
+        if n > 1 and node in values:
+            values[node] = Repeated(values[node], n)
+    return result, values, vm.counts
