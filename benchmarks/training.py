@@ -1,0 +1,245 @@
+"""Training an MLP (784-256-10, tanh, softmax cross-entropy, plain SGD), issue 22.
+
+The same model, the same initial weights and the same batches for each system:
+
+- Myia, one compiled step (`value_and_grad` and the update in the subset) called
+  from Python per batch;
+- Myia, a whole epoch in the subset (the batches are run-time slices of a
+  permutation, the loop, the update and the running loss are compiled: one call);
+- JAX, a jitted step (value_and_grad and the update), called per batch;
+- PyTorch, autograd and an in-place update under no_grad (what a PyTorch user
+  writes), per batch;
+- NumPy, the hand-written gradient, per batch.
+
+Systems are timed in interleaved chunks of a few steps each (A B C D E, A B C D E,
+...), so that a change in the machine's load falls on all of them alike; the figure
+of a system is its median chunk, and the ratios are taken chunk by chunk, paired,
+with their spread.  The losses after the same number of steps are compared.
+"""
+
+import statistics
+import time
+
+import numpy as np
+
+import myia
+
+# ---- the model, in the subset -------------------------------------------------------------
+
+
+def loss(W1, b1, W2, b2, X, Y):
+    H = np.tanh(X @ W1 + b1)
+    Z = H @ W2 + b2
+    m = np.max(Z, axis=1, keepdims=True)
+    logp = Z - m - np.log(np.sum(np.exp(Z - m), axis=1, keepdims=True))
+    return -np.sum(Y * logp) / X.shape[0]
+
+
+def step(W1, b1, W2, b2, X, Y, lr):
+    value, (g1, gb1, g2, gb2) = myia.value_and_grad(loss, argnums=(0, 1, 2, 3))(
+        W1, b1, W2, b2, X, Y)
+    return W1 - lr * g1, b1 - lr * gb1, W2 - lr * g2, b2 - lr * gb2, value
+
+
+def epoch(W1, b1, W2, b2, X, Y, perm, lr, bs):
+    """One pass over the examples `perm` picks, `bs` at a time: the mean loss."""
+    total = 0.0
+    for i in range(0, perm.shape[0] - perm.shape[0] % bs, bs):
+        idx = perm[i:i + bs]
+        W1, b1, W2, b2, value = step(W1, b1, W2, b2, X[idx], Y[idx], lr)
+        total = total + value
+    return W1, b1, W2, b2, total / (perm.shape[0] // bs)
+
+
+# ---- the competitors ----------------------------------------------------------------------
+
+
+def numpy_step(W1, b1, W2, b2, X, Y, lr):
+    A = X @ W1 + b1
+    H = np.tanh(A)
+    Z = H @ W2 + b2
+    m = Z.max(axis=1, keepdims=True)
+    e = np.exp(Z - m)
+    s = e.sum(axis=1, keepdims=True)
+    n = X.shape[0]
+    value = -np.sum(Y * (Z - m - np.log(s))) / n
+    dZ = (e / s * Y.sum(axis=1, keepdims=True) - Y) / n
+    dA = (dZ @ W2.T) * (1 - H * H)
+    return (W1 - lr * (X.T @ dA), b1 - lr * dA.sum(axis=0), W2 - lr * (H.T @ dZ),
+            b2 - lr * dZ.sum(axis=0), value)
+
+
+def jax_step(dtype):
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+
+    def jloss(W1, b1, W2, b2, X, Y):
+        H = jnp.tanh(X @ W1 + b1)
+        Z = H @ W2 + b2
+        return -jnp.sum(Y * jax.nn.log_softmax(Z, axis=1)) / X.shape[0]
+
+    @jax.jit
+    def jstep(W1, b1, W2, b2, X, Y, lr):
+        value, grads = jax.value_and_grad(jloss, argnums=(0, 1, 2, 3))(W1, b1, W2, b2, X, Y)
+        return (*(p - lr * g for p, g in zip((W1, b1, W2, b2), grads)), value)
+
+    def run(params, batches, lr):
+        params = [jnp.asarray(p) for p in params]
+        lr = dtype(lr)
+        for X, Y in batches:
+            *params, value = jstep(*params, X, Y, lr)
+        return jax.block_until_ready(value)
+
+    return run, lambda a: jnp.asarray(a)
+
+
+def torch_step(dtype):
+    import torch
+
+    torch.set_num_threads(1)
+
+    def run(params, batches, lr):
+        ps = [torch.tensor(p, requires_grad=True) for p in params]
+        W1, b1, W2, b2 = ps
+        for X, Y in batches:
+            H = torch.tanh(X @ W1 + b1)
+            Z = H @ W2 + b2
+            value = -(Y * torch.log_softmax(Z, dim=1)).sum() / X.shape[0]
+            value.backward()
+            with torch.no_grad():
+                for p in ps:
+                    p -= lr * p.grad
+                    p.grad = None
+        return float(value)
+
+    return run, torch.from_numpy
+
+
+# ---- the benchmark -------------------------------------------------------------------------
+
+
+def data(dtype, n, rng):
+    """Inputs like MNIST's (784 features), random labels: speed and agreement, not
+    accuracy, are measured here (examples/train_digits.py learns real digits)."""
+    X = rng.standard_normal((n, 784)).astype(dtype)
+    Y = np.eye(10, dtype=dtype)[rng.integers(0, 10, n)]
+    return X, Y
+
+
+def init(dtype, rng):
+    return [(rng.standard_normal((784, 256)) * 0.05).astype(dtype), np.zeros(256, dtype),
+            (rng.standard_normal((256, 10)) * 0.05).astype(dtype), np.zeros(10, dtype)]
+
+
+def systems(dtype, bs, X, Y, perm, lr, optional):
+    """{name: run(params) -> final loss of the chunk}: each runs len(perm) // bs steps
+    on the batches X[perm[i:i + bs]] from the same parameters."""
+    out = {}
+    starts = range(0, len(perm) - len(perm) % bs, bs)
+    batches = [(np.ascontiguousarray(X[perm[i:i + bs]]), np.ascontiguousarray(Y[perm[i:i + bs]]))
+               for i in starts]
+    compiled = myia.compile(step, backend="llvm")
+
+    def myia_steps(params):
+        for xb, yb in batches:
+            *params, value = compiled(*params, xb, yb, dtype(lr))
+        return float(value)
+
+    out["Myia (llvm), one call per step"] = myia_steps
+    whole = myia.compile(epoch, backend="llvm")
+
+    def myia_epoch(params):
+        return float(whole(*params, X, Y, perm, dtype(lr), bs)[-1])
+
+    out["Myia (llvm), whole epoch in the subset"] = myia_epoch
+    for name, make in (("JAX jit", jax_step), ("PyTorch", torch_step)):
+        module, why = optional("jax" if name == "JAX jit" else "torch")
+        if module is None:
+            out[name] = why
+            continue
+        run, convert = make(dtype)
+        conv = [(convert(xb), convert(yb)) for xb, yb in batches]
+        out[name] = (lambda run, conv: lambda params: run(params, conv, lr))(run, conv)
+
+    def numpy_steps(params):
+        for xb, yb in batches:
+            *params, value = numpy_step(*params, xb, yb, dtype(lr))
+        return float(value)
+
+    out["NumPy, hand-written gradient"] = numpy_steps
+    return out
+
+
+def interleaved(runs, params, rounds):
+    """Each run once per round, in turn: {name: [seconds per round]} and the losses."""
+    times = {n: [] for n in runs}
+    losses = {}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            t0 = time.perf_counter()
+            losses[name] = run(params)
+            times[name].append(time.perf_counter() - t0)
+    return times, losses
+
+
+def bench_training(t):
+    from benchmarks import run as R
+
+    optional = R.optional
+    rng = np.random.default_rng(0)
+    rounds = 5 if R.QUICK else 11
+    epoch_ratios = []
+    for dtype in (np.float64, np.float32):
+        for bs in (64, 256):
+            steps = 16 if bs == 64 else 8
+            name = (f"MLP training, {np.dtype(dtype).name}, batch {bs} "
+                    f"({steps} SGD steps per chunk, {rounds} interleaved chunks)")
+            print(name)
+            X, Y = data(dtype, 4 * steps * bs, rng)
+            perm = rng.permutation(len(X))[: steps * bs].astype(np.int64)
+            params = init(dtype, rng)
+            runs = systems(dtype, bs, X, Y, perm, 0.1, optional)
+            ready = {}
+            for n, run in runs.items():
+                if isinstance(run, str):
+                    t.add(name, n, None, note=f"skipped: {run}")
+                    continue
+                try:
+                    run(params)  # compile, warm up
+                    ready[n] = run
+                except Exception as e:  # noqa: BLE001
+                    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+                    t.add(name, n, None, note=f"failed: {type(e).__name__}: {msg}"[:160])
+            times, losses = interleaved(ready, params, rounds)
+            ref = "Myia (llvm), one call per step"
+            tol = 1e-9 if dtype is np.float64 else 1e-4
+            medians = {n: statistics.median(ts) / steps for n, ts in times.items()}
+            base = medians.get(ref)
+            for n in times:
+                note = ""
+                if ref in losses and n != ref:
+                    diff = abs(losses[n] - losses[ref]) / abs(losses[ref])
+                    note = f"loss {losses[n]:.7g} (rel. diff {diff:.0e})"
+                    if diff > tol:
+                        note += " DIFFERS"
+                elif n == ref:
+                    note = f"loss {losses[n]:.7g}"
+                if n != ref and ref in times:
+                    paired = sorted(a / b for a, b in zip(times[n], times[ref]))
+                    note += f"; paired {paired[1]:.2f}-{paired[-2]:.2f}x"
+                t.add(name, n + " (per step)", medians[n], base, note)
+            mine = medians.get("Myia (llvm), whole epoch in the subset") or base
+            for other in ("JAX jit", "PyTorch"):
+                if other in medians and mine:
+                    speed = medians[other] / mine
+                    t.target(f"training {np.dtype(dtype).name}, batch {bs}: at least 1.3x "
+                             f"{other}'s steps per second", f"{speed:.2f}x", speed >= 1.3)
+            if base and "Myia (llvm), whole epoch in the subset" in medians:
+                epoch_ratios.append(base / medians["Myia (llvm), whole epoch in the subset"])
+            print()
+    if epoch_ratios:
+        lo, hi = min(epoch_ratios), max(epoch_ratios)
+        t.target("a whole epoch in the subset at least 1.2x faster than one call per step",
+                 f"{lo:.2f}-{hi:.2f}x over the 4 configurations", lo >= 1.2)
