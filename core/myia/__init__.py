@@ -13,6 +13,7 @@ from . import viz  # noqa: F401  (myia.viz.render)
 from .api import _register_in_subset, compile, grad, hessian, ir, jet, jvp, value_and_grad, vjp
 from .errors import (
     MyiaError,
+    MyiaIndexError,
     MyiaNameError,
     MyiaOverflowError,
     MyiaShapeError,
@@ -46,6 +47,6 @@ _import_the_compiler()
 
 __all__ = [
     "compile", "grad", "hessian", "ir", "jet", "jvp", "value_and_grad", "vjp",
-    "MyiaError", "MyiaNameError", "MyiaOverflowError", "MyiaShapeError", "MyiaSourceError", "MyiaSyntaxError",
+    "MyiaError", "MyiaIndexError", "MyiaNameError", "MyiaOverflowError", "MyiaShapeError", "MyiaSourceError", "MyiaSyntaxError",
     "MyiaTypeError", "MyiaValueError",
 ]

@@ -114,6 +114,26 @@ class MyiaValueError(MyiaError):
     kind = "MyiaValueError"
 
 
+class MyiaIndexError(MyiaValueError, IndexError):
+    """An index, an index array or a run-time slice outside its array (an IndexError
+    too, as Python's own)."""
+
+    kind = "MyiaIndexError"
+
+
+class MyiaSliceBoundsError(MyiaIndexError):
+    """`x[i:i + n]` (n known when compiling, i at run time) that does not fit inside x:
+    its result would be shorter than n, so it is an error, never a silent clip."""
+
+    kind = "MyiaIndexError"
+
+    def __init__(self, message, loc=None, hint=None):
+        super().__init__(message, loc, hint or (
+            "a slice x[i:i + n] must lie inside the array; in a loop over batches "
+            "(for i in range(0, n, bs)), drop the last partial batch, e.g. "
+            "range(0, n - n % bs, bs)"))
+
+
 class MyiaOverflowError(MyiaValueError):
     """An integer result outside int64's range (never a silent wrap), or an array too
     big to allocate."""

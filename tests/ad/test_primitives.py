@@ -538,6 +538,26 @@ def take_along_axis_grad(x, d):
     return P.take_along_axis_grad(x, TAKE_INDEX, 1, d)
 
 
+#: rows of a (5, 3) array: repeated and negative (myia.prim.dynamic)
+GATHER_INDEX = np.array([[1, -1], [1, 0]])
+
+
+def dynamic_slice(x):
+    return P.dynamic_slice(x, -3, 0, 2)  # x[-3:-1]
+
+
+def dynamic_update_slice(x, u):
+    return P.dynamic_update_slice(x, u, 1, 1)  # x with x[:, 1:3] = u
+
+
+def gather(x):
+    return P.gather(x, GATHER_INDEX, 0)
+
+
+def scatter_add(x, d):
+    return P.scatter_add(x, GATHER_INDEX, 0, d)
+
+
 #: (primitive, function, arguments)
 CASES = [
     ("add", add, (1.5, -0.7)),
@@ -701,6 +721,10 @@ CASES = [
     ("take_along_axis", take_along_axis_rows, (rand(1, 4),)),
     ("take_along_axis", sort_axis0, (rand(3, 4),)),
     ("take_along_axis_grad", take_along_axis_grad, (rand(2, 4), rand(2, 5))),
+    ("dynamic_slice", dynamic_slice, (rand(5, 3),)),
+    ("dynamic_update_slice", dynamic_update_slice, (rand(2, 4), rand(2, 2))),
+    ("gather", gather, (rand(5, 3),)),
+    ("scatter_add", scatter_add, (rand(5, 3), rand(2, 2, 3))),
 ]
 
 

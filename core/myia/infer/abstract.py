@@ -10,6 +10,7 @@
     AConstant(value)            a static non-numeric value: None, a str (dtype names),
                                 a slice, an EnvKey, ...                    None
     ASlice(start, stop, step)   a slice with some bounds computed at run time
+                                (and its length, when known: i:i + 4)
 
 Function descriptors (the options of an AFunction):
 
@@ -281,18 +282,22 @@ class AConstant(AbstractValue):
 
 
 class ASlice(AbstractValue):
-    """`start:stop:step` where some bound is computed at run time (abstracts)."""
+    """`start:stop:step` where some bound is computed at run time (abstracts).
+    `length`: the number of elements it selects when that is known at compile time
+    although the bounds are not (`i:i + 4`: see myia.infer.rules_dynamic), else None."""
 
-    __slots__ = ("start", "stop", "step")
+    __slots__ = ("start", "stop", "step", "length")
 
-    def __init__(self, start, stop, step):
+    def __init__(self, start, stop, step, length=None):
         object.__setattr__(self, "start", start)
         object.__setattr__(self, "stop", stop)
         object.__setattr__(self, "step", step)
-        self._init_key((start, stop, step))
+        object.__setattr__(self, "length", length)
+        self._init_key((start, stop, step, length))
 
     def __str__(self):
-        return f"slice({self.start}, {self.stop}, {self.step})"
+        n = f", length {self.length}" if self.length is not None else ""
+        return f"slice({self.start}, {self.stop}, {self.step}{n})"
 
 
 class AEnv(AbstractValue):
@@ -602,7 +607,7 @@ def _broaden_parts(a, t):
         return a if same else AEnv(entries)
     parts = (broaden(a.start), broaden(a.stop), broaden(a.step))
     same = all(x is y for x, y in zip(parts, (a.start, a.stop, a.step)))
-    return a if same else ASlice(*parts)
+    return a if same else ASlice(*parts, a.length)
 
 
 def signature_of(args):
@@ -702,7 +707,8 @@ def join(a, b):
             return ENV_ANY
         return AEnv(entries)
     if ta is ASlice:
-        return ASlice(join(a.start, b.start), join(a.stop, b.stop), join(a.step, b.step))
+        return ASlice(join(a.start, b.start), join(a.stop, b.stop), join(a.step, b.step),
+                      a.length if a.length == b.length else None)
     raise TypeMismatch(a, b)
 
 

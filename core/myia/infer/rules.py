@@ -792,7 +792,10 @@ def _getitem_array(x, index):
     src = x.shape
     out = []
     i = 0
-    for it in _index_items(index):
+    items = _index_items(index)
+    if any(isinstance(it, AArray) for it in items):  # x[idx]: a gather
+        return rules_dynamic.getitem_with_array(x, items)
+    for it in items:
         if isinstance(it, AConstant) and it.value is None:
             out.append(1)
             continue
@@ -805,14 +808,14 @@ def _getitem_array(x, index):
                 raise MyiaValueError(
                     f"index {it.value} is out of range for axis {i} of an array of shape "
                     f"{fmt_shape(src)}")
-        elif isinstance(it, AConstant) and isinstance(it.value, slice):
-            out.append(None if d is None else len(range(*it.value.indices(d))))
-        elif isinstance(it, ASlice):
-            out.append(None)
+        elif isinstance(it, ASlice) or (isinstance(it, AConstant)
+                                        and isinstance(it.value, slice)):
+            out.append(rules_dynamic.slice_dim(it, d, i))  # (x[i:i + 4]: static length)
         else:
             raise MyiaTypeError(
                 f"unsupported index {it} for an array",
-                hint="index arrays with ints and slices (x[0], x[1:3], x[:, 0])")
+                hint="index arrays with ints, slices and an integer array (x[0], x[1:3], "
+                     "x[:, 0], x[i:i + 4], x[idx])")
         i += 1
     out.extend(src[i:])
     if not out:
@@ -1046,4 +1049,5 @@ __all__ = ["EFFECTS", "FOLDABLE", "RULES", "broadcast_shapes", "fmt_shape",
            "infer_primitive", "zeros_abstract", "ANY"]
 
 # the rules of the primitives of other modules (they register themselves)
-from . import rules_containers, rules_linalg, rules_reduce, rules_shape  # noqa: E402,F401
+from . import (rules_containers, rules_dynamic, rules_linalg, rules_reduce,  # noqa: E402,F401
+               rules_shape)

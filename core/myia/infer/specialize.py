@@ -74,6 +74,7 @@ from .abstract import (
 from .infer import Context, JRecord, _targets, direct_call, infer_graph
 from .rules import EFFECTS, zeros_abstract
 from .rules_containers import key_position
+from .rules_dynamic import expand_getitem, expand_getitem_grad
 
 
 def specialize(graph, arg_abstracts):
@@ -362,6 +363,10 @@ class Specializer:
                     c = Constant(opt.prim.impl(*[x.value for x in args]), node.loc)
                     c.abstract = a
                     return c
+                if opt.prim is P.getitem or opt.prim is P.getitem_grad:
+                    new = self.dynamic_index(ctx, node, opt.prim, args, a)
+                    if new is not None:
+                        return new
                 if opt.prim in _CONTAINER_OPS:
                     new = self.container_op(ctx, node, opt.prim, args, a)
                     if new is not None:
@@ -393,6 +398,15 @@ class Specializer:
         if a is not None and len(records) > 1 and sources:
             return _coerce(self.graphs[ctx], new, a, sources)
         return new
+
+    def dynamic_index(self, ctx, node, prim, args, a):
+        """x[i:i + 4], x[idx] and their getitem_grad in terms of myia.prim.dynamic (None:
+        an index that does not need it; see rules_dynamic)."""
+        xa, ia = self._arg_abstracts(ctx, node)[:2]
+        g = self.graphs[ctx]
+        if prim is P.getitem:
+            return expand_getitem(g, node.loc, args[0], xa, args[1], ia, a)
+        return expand_getitem_grad(g, node.loc, args[0], xa, args[1], ia, args[2], a)
 
     def container_op(self, ctx, node, prim, args, a):
         """What a primitive on lists, tuples or dicts is, in terms every backend has

@@ -422,6 +422,16 @@ def closure_bound_of_make_closure(node, ctx):
     return None
 
 
+@rule(on=[P.slice_start])
+def slice_start_of_make_slice(node, ctx):
+    """slice_start(make_dslice(a, n, c)) -> a  (and of make_slice(a, b, c))"""
+    if _is(node, P.slice_start):
+        s = node.inputs[1]
+        if _is(s, P.make_dslice) or _is(s, P.make_slice):
+            return s.inputs[1]
+    return None
+
+
 @rule
 def call_of_make_closure(node, ctx):
     """make_closure(g, b0, ..., bn)(args) -> g(b0, ..., bn, args)"""
@@ -811,7 +821,7 @@ STRUCTURAL = [getitem_of_tuple, getitem_of_make_tuple, make_tuple_of_getitems, g
               env_getitem_of_setitem, env_setitem_of_zero, env_getitem_of_integer, env_add_of_new,
               add_of_env_setitem,
               add_of_complementary_switches, switch_on_constant, switch_same,
-              closure_bound_of_make_closure, call_of_make_closure,
+              closure_bound_of_make_closure, call_of_make_closure, slice_start_of_make_slice,
               J_of_graph_constant, Jinv_of_J] + CONTAINERS
 ALGEBRAIC = [constant_fold, multiply_by_one, add_zero, double_negation, multiply_by_zero,
              truth_of_bool, power_one_or_two, reshape_to_same_shape, implicit_broadcast,

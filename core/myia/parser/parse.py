@@ -56,6 +56,7 @@ from ..prim import ops as P
 from ..prim.containers import KEY_TYPES, DictValue
 from .blocks import Block, SSAState
 from .resolve import _UNSET, Resolver, _is_constant_data, name_error
+from .slices import slice_node
 from .source import SourceFile, find_function_ast
 
 #: The hidden variable holding the asserts that ran so far (a keyword: no user variable
@@ -1233,7 +1234,8 @@ class Parser:
                      for p in (node.lower, node.upper, node.step)]
             if all(isinstance(p, Constant) and not isinstance(p.value, Graph) for p in parts):
                 return Constant(slice(*(p.value for p in parts)), loc)
-            return self.apply(P.make_slice, *parts, loc=loc)
+            # x[i:i + n]: make_dslice, whose length is known apart (see slices)
+            return slice_node(self.apply, *parts, loc)
         if isinstance(node, ast.Tuple):
             return self.apply(P.make_tuple, *[self._index(e) for e in node.elts], loc=loc)
         return self.expr(node)

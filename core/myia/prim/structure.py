@@ -131,8 +131,8 @@ def _getitem(x, index):
     if isinstance(x, np.ndarray):
         try:
             out = x[index]
-        except IndexError:
-            raise MyiaValueError(f"index {index!r} is out of range for an array of shape {x.shape}") from None
+        except IndexError as e:  # NumPy's words, as the LLVM backend's check says them
+            raise MyiaValueError(f"{e} (an array of shape {x.shape})") from None
         return out
     raise MyiaTypeError(f"cannot index a value of type {type(x).__name__}")
 

@@ -36,6 +36,7 @@ static inline double __longlong_as_double(unsigned long long v) {
 static inline float __int_as_float(unsigned int v) {
   float f; memcpy(&f, &v, sizeof f); return f; }
 #define __device__
+template <class T> static inline T atomicAdd(T *at, T v) { T old = *at; *at = old + v; return old; }
 """
 
 _CTYPES = {"float64": "double", "float32": "float", "int64": "long long", "int32": "int",
@@ -94,13 +95,20 @@ class CompileError(Exception):
     """Like cupy.cuda.compiler.CompileException: a kernel's source does not compile."""
 
 
-def _params(text):
+def _params(text, raw=None):
+    """[(dtype, name)]; the names of `raw` parameters (CuPy's whole arrays, indexed by
+    the kernel itself) are added to the set `raw`."""
     out = []
     for part in text.split(","):
-        part = part.strip()
-        if not part:
+        words = part.split()
+        if not words:
             continue
-        t, name = part.split()
+        if words[0] == "raw":
+            words = words[1:]
+            if raw is None:
+                raise TypeError(f"raw parameters are for ElementwiseKernel: {part!r}")
+            raw.add(words[1])
+        t, name = words
         out.append((np.dtype(t), name))
     return out
 
@@ -215,12 +223,14 @@ EmulatedArray.__hash__ = None
 # ---- kernels -------------------------------------------------------------------------------
 
 
-def _inputs(args, params, shape):
-    """The arguments broadcast to `shape`, contiguous, in their parameter's dtype."""
+def _inputs(args, params, shape, raw=()):
+    """The arguments broadcast to `shape`, contiguous, in their parameter's dtype (raw
+    ones as they are: the kernel indexes them)."""
     bufs = []
-    for a, (dt, _) in zip(args, params):
+    for a, (dt, n) in zip(args, params):
         v = a._a if a.__class__ is EmulatedArray else np.asarray(a)
-        bufs.append(np.ascontiguousarray(np.broadcast_to(v.astype(dt, copy=False), shape)))
+        v = v.astype(dt, copy=False)
+        bufs.append(np.ascontiguousarray(v if n in raw else np.broadcast_to(v, shape)))
     return bufs
 
 
@@ -231,8 +241,9 @@ def _ptrs(bufs):
 class ElementwiseKernel:
     def __init__(self, in_params, out_params, operation, name="kernel", preamble="",
                  **kwargs):
-        self.in_params = _params(in_params)
-        self.out_params = _params(out_params)
+        self.raw = set()
+        self.in_params = _params(in_params, self.raw)
+        self.out_params = _params(out_params, self.raw)
         self.operation = operation
         self.name = name
         self.preamble = preamble
@@ -242,10 +253,18 @@ class ElementwiseKernel:
         sig = ", ".join(
             [f"const {_CTYPES[d.name]}* _p_{n}" for d, n in self.in_params]
             + [f"{_CTYPES[d.name]}* _p_{n}" for d, n in self.out_params])
-        loads = "\n".join(f"    const {_CTYPES[d.name]} {n} = _p_{n}[_i];"
-                          for d, n in self.in_params)
-        decls = "\n".join(f"    {_CTYPES[d.name]} {n};" for d, n in self.out_params)
-        stores = "\n".join(f"    _p_{n}[_i] = {n};" for d, n in self.out_params)
+        raw = self.raw
+        # CuPy's names: `i` the element's index; a raw array indexed by the kernel
+        loads = "\n".join(["    const long long i = _i; (void)i;"] + [
+            f"    {_CTYPES[d.name]} *{n} = _p_{n};" if n in raw and (d, n) in self.out_params
+            else f"    const {_CTYPES[d.name]} *{n} = _p_{n};" if n in raw
+            else f"    const {_CTYPES[d.name]} {n} = _p_{n}[_i];"
+            for d, n in self.in_params + self.out_params
+            if n in raw or (d, n) in self.in_params])
+        decls = "\n".join(f"    {_CTYPES[d.name]} {n};" for d, n in self.out_params
+                           if n not in raw)
+        stores = "\n".join(f"    _p_{n}[_i] = {n};" for d, n in self.out_params
+                            if n not in raw)
         return (f"{_PRELUDE}{self.preamble}\nextern \"C\" void {self.name}(long long _n, {sig}) {{\n"
                 f"  for (long long _i = 0; _i < _n; ++_i) {{\n{loads}\n{decls}\n"
                 f"    {{\n{self.operation}\n    }}\n{stores}\n  }}\n}}\n")
@@ -255,14 +274,26 @@ class ElementwiseKernel:
         ins, outs = args[:nin], args[nin:]
         if len(outs) != len(self.out_params):
             raise TypeError(f"{self.name}: pass the {len(self.out_params)} output arrays")
-        shape = np.broadcast_shapes(*[np.shape(_unwrap(a)) for a in args])
+        names = [n for _, n in self.in_params + self.out_params]
+        # the loop runs over the broadcast of the arguments that are not raw
+        shape = np.broadcast_shapes(*[np.shape(_unwrap(a)) for a, n in zip(args, names)
+                                      if n not in self.raw])
         if self._fn is None:
             self._fn = getattr(compile_cpp(self.source()), self.name)
-        in_bufs = _inputs(ins, self.in_params, shape)
-        out_bufs = [np.empty(shape, dt) for dt, _ in self.out_params]
+        in_bufs = _inputs(ins, self.in_params, shape, self.raw)
+        out_bufs = []
+        for o, (dt, n) in zip(outs, self.out_params):
+            if n in self.raw:  # written in place, as on the device
+                if o.dtype != dt or not o._a.flags.c_contiguous:
+                    raise TypeError(f"{self.name}: the raw output {n} must be a contiguous "
+                                    f"{dt} array")
+                out_bufs.append(o._a)
+            else:
+                out_bufs.append(np.empty(shape, dt))
         self._fn(ctypes.c_longlong(int(np.prod(shape))), *_ptrs(in_bufs + out_bufs))
-        for o, b in zip(outs, out_bufs):
-            o._a[...] = b
+        for o, b, (_, n) in zip(outs, out_bufs, self.out_params):
+            if n not in self.raw:
+                o._a[...] = b
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 

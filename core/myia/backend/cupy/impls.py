@@ -38,7 +38,8 @@ STRUCTURAL = frozenset({
 })
 #: need host values for every argument
 HOST_ARGS = frozenset({
-    P.truth, P.switch, P.assert_, P.make_slice, P.reduced_size, P.reduced_shape,
+    P.truth, P.switch, P.assert_, P.make_slice, P.make_dslice, P.slice_start,
+    P.reduced_size, P.reduced_shape,
     P.inverse_axes,
 })
 
@@ -448,7 +449,10 @@ def _device_impls(table):
         lead = (slice(None),) * axis
         return tuple(x[lead + (slice(a, b),)] for a, b in zip(points, points[1:]))
 
+    from .dynamic import dynamic_impls
+
     return {
+        **dynamic_impls(table, dev),
         P.add: binary(operator.add), P.sub: binary(operator.sub),
         P.mul: binary(operator.mul), P.truediv: truediv, P.floordiv: floordiv,
         P.mod: mod, P.pow: pow_, P.neg: unary(operator.neg),

@@ -136,7 +136,11 @@ class Converter:
                 options = [o for o in options if not self.unreachable(o)] or options
             return Func([c for o in options for c in self.callees(o, node)])
         if t is A.ASlice:
-            raise backend_error("a slice whose bounds are computed at run time", node)
+            raise backend_error(
+                "a slice whose bounds are computed at run time and whose length is not "
+                "known when compiling", node,
+                hint="write x[i:i + n] with n known at compile time (a constant, or a shape): "
+                     "its length is then static")
         raise backend_error(f"a value of abstract type {a}", node)
 
     def unreachable(self, o):

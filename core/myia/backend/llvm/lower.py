@@ -1113,4 +1113,5 @@ class FnLowering(Emitter):
 
 
 # the rules
-from . import ops_array, ops_linalg, ops_reduce, ops_scalar, ops_shape, ops_struct  # noqa: E402,F401
+from . import (ops_array, ops_dynamic, ops_linalg, ops_reduce, ops_scalar,  # noqa: E402,F401
+               ops_shape, ops_struct)
