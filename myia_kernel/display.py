@@ -44,6 +44,10 @@ def format_value(value):
 
 def describe_type(value):
     """A short name for the type of a value: float, ndarray(float64, shape=(3,))..."""
+    from myia.parser.resolve import class_name, library_class
+
+    if not library_class(type(value)):  # a user's object: its attributes are its code
+        return f"{class_name(type(value))} (a Python object)"
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, np.ndarray):
@@ -52,9 +56,8 @@ def describe_type(value):
         return f"{type(value).__name__} (NumPy scalar)"
     if isinstance(value, tuple):
         return "tuple(" + ", ".join(describe_type(v) for v in value) + ")"
-    mode = getattr(value, "mode", None)
-    if type(value).__name__ == "GradFunction":
-        return f"a {mode} function (myia.{mode})"
+    if type(value).__name__ == "GradFunction":  # (Myia's: library_class said so)
+        return f"a {value.mode} function (myia.{value.mode})"
     if type(value).__name__ == "HessianFunction":
         return "a hessian function (myia.hessian)"
     if callable(value) and not isinstance(value, type):

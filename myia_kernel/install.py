@@ -1,7 +1,10 @@
 """`python -m myia_kernel install`: install the `myia` kernelspec.
 
 The spec is the repository's `kernel.json`, with `argv` naming this Python
-(`sys.executable`) and `-Xfrozen_modules=off` (without it, debugpy warns on 3.11).
+(`sys.executable`), `-Xfrozen_modules=off` (without it, debugpy warns on 3.11) and `-P`:
+the notebook's folder is not put first on sys.path, where a planted `resource.py` or
+`runpy.py` would run in the kernel as it starts (the kernel appends it last when it is
+not locked, for the %%python cells' own modules).
 """
 
 import argparse
@@ -15,7 +18,8 @@ from . import KERNEL_NAME
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "kernel.json"
 DEFAULT_SPEC = {
-    "argv": ["python", "-Xfrozen_modules=off", "-m", "myia_kernel", "-f", "{connection_file}"],
+    "argv": ["python", "-Xfrozen_modules=off", "-P", "-m", "myia_kernel", "-f",
+             "{connection_file}"],
     "display_name": "Myia",
     "language": "python",
     "interrupt_mode": "signal",
@@ -26,7 +30,7 @@ DEFAULT_SPEC = {
 def kernel_spec():
     """The kernelspec dict, with argv for this Python."""
     spec = json.loads(TEMPLATE.read_text()) if TEMPLATE.is_file() else dict(DEFAULT_SPEC)
-    spec["argv"] = [sys.executable, "-Xfrozen_modules=off", "-m", "myia_kernel", "-f",
+    spec["argv"] = [sys.executable, "-Xfrozen_modules=off", "-P", "-m", "myia_kernel", "-f",
                     "{connection_file}"]
     return spec
 

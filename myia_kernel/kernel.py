@@ -94,6 +94,11 @@ class MyiaKernel(Kernel):
                             memory_limit=parse_size(self.memory_limit))
         if self.myia.locked:
             self.banner = BANNER + "\n" + LOCKED_BANNER
+        elif os.getcwd() not in sys.path:
+            # the kernelspec's `-P` keeps the notebook's folder off sys.path while the
+            # kernel starts (see install.py); %%python cells may import its modules,
+            # found after the standard library and the installed packages
+            sys.path.append(os.getcwd())
         self._silent = False
         self._running_sync = False
         self._status_id = None  # the display of the status line of a long compile

@@ -598,7 +598,8 @@ def magic_type(session, line):
     if not line.strip():
         raise _usage("%type needs an expression: %type f(2.0)")
     wrapper, node = session.wrap_expression(line)
-    inferred = _inferred_type(wrapper)
+    # (jvp, vjp, hessian and jet run in Python, read by seal.SafeEval: no typed program)
+    inferred = None if session._uses_host_transforms(node) else _inferred_type(wrapper)
     if inferred is not None:
         session.print(f"{inferred}")
         return

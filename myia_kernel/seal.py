@@ -8,16 +8,28 @@ would otherwise hand to Python is checked here:
 - the names a cell cannot bind (the session's own: `np`, `grad`, `__builtins__`...) nor
   read (`os`, `sys`, `builtins`, dunder names) (`check_binding`, `check_reads`);
 - annotations are dropped before a `def` runs (`strip_annotations`), so Python never
-  evaluates them; default values are compiled like any expression;
+  evaluates them; default values are read by `SafeEval` (below);
 - what Python evaluates (a magic's arguments, an expression that calls `jvp`, `vjp`,
   `hessian` or `jet`, which run in Python) goes through `SafeEval`, a small interpreter
   of literals, the session's values, arithmetic, indexing and calls of what the subset
   knows: the session's functions (compiled), Myia's transforms and the functions the
-  library maps (`np.sin`, `np.ones`...).
+  library maps (`np.sin`, `np.ones`...).  It refuses what Python would compute beyond
+  any interrupt (`10 ** 10 ** 10`, `"a" * 10 ** 12`, `sum(range(10 ** 12))`), and says
+  what Python's operations raise as located errors;
+- an object of the user's classes (made in a %%python cell: `Evil()`, a subclass of
+  float or ndarray, an array of Python objects) is refused by its class wherever a cell
+  names it (`myia.parser.resolve.foreign_part`), before anything hashes, compares,
+  converts or reads it: its methods are Python code;
+- help and completion read only what a cell could (`help_value`).
+
+Elsewhere: the kernelspec starts Python with `-P`, so that no module planted in the
+notebook's folder shadows one the kernel imports (install.py); a locked session refuses
+every cell that names `%%python` (session.py).
 """
 
 import ast
 import builtins
+import importlib.util
 import operator
 import types
 
@@ -26,7 +38,9 @@ import numpy as np
 import myia
 from myia import lib
 from myia.ad.transforms import is_myia_class
-from myia.errors import MyiaSyntaxError
+from myia.errors import MyiaError, MyiaOverflowError, MyiaSyntaxError, MyiaTypeError, \
+    MyiaValueError
+from myia.parser.resolve import check_not_foreign, foreign_part
 
 #: the session's own names (bound by new_namespace; a cell cannot rebind them)
 SESSION_NAMES = ("np", "math", "grad", "value_and_grad", "jvp", "vjp", "hessian", "jet")
@@ -44,6 +58,9 @@ SAFE_BUILTINS = frozenset({"abs", "float", "int", "bool", "len", "min", "max", "
 ARRAY_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype", "T", "real", "imag"})
 
 PYTHON_HINT = "do it in a %%python cell (ordinary Python), then use the values it binds"
+#: the most items a sequence that SafeEval builds may hold (`"a" * 10 ** 12`, `range`):
+#: Python's C loops cannot be interrupted, nor stopped by the time limit
+MAX_ITEMS = 10 ** 7
 
 
 def is_reserved(name):
@@ -71,6 +88,26 @@ def check_reads(node, loc_of):
                                   hint=PYTHON_HINT)
 
 
+def help_value(namespace, dotted, default=None):
+    """The value of a dotted name that help and completion show (`np.sin?`,
+    `np.ta<tab>`), or `default` where there is none or a cell could not read it: a
+    hidden name, a private or dunder attribute, a module outside the subset or anything
+    in one (`np.f2py.sys.executable?` shows nothing)."""
+    first, *attrs = dotted.split(".")
+    if first in HIDDEN or (first.startswith("__") and first.endswith("__")):
+        return default
+    value = namespace.get(first, default)
+    for attr in attrs:
+        # (an object of the user's classes: reading its attributes runs its code)
+        if value is default or attr.startswith("_") or foreign_part(value) is not None or (
+                type(value) is types.ModuleType and value.__name__ not in IMPORTABLE):
+            return default
+        value = getattr(value, attr, default)
+    if type(value) is types.ModuleType and value.__name__ not in IMPORTABLE:
+        return default
+    return value
+
+
 def check_import(stmt, loc):
     """`import numpy as np`, `import math`, `from math import sin`: only the modules
     the subset knows; anything else is refused, located."""
@@ -89,9 +126,21 @@ def check_import(stmt, loc):
             raise MyiaSyntaxError("`import *` is not available in a Myia cell", loc,
                                   hint="import the names you use")
         full = a.name if isinstance(stmt, ast.Import) else f"{stmt.module}.{a.name}"
+        if full not in IMPORTABLE and _is_module(full):  # `from numpy import ctypeslib`
+            raise MyiaSyntaxError(
+                f"`import {full}` is not available in a Myia cell: a cell imports only "
+                f"numpy, math and myia", loc, hint=PYTHON_HINT)
         if SESSION_MODULES.get(bound) == full:
             continue  # `import numpy as np`, `import math`: what the session has
         check_binding(bound, loc, "import")
+
+
+def _is_module(name):
+    """Is `name` (`numpy.ctypeslib`) a module?  Found without running it."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # (`math.sin`: math is not a package)
+        return False
 
 
 def strip_annotations(tree):
@@ -144,7 +193,15 @@ class SafeEval:
         method = getattr(self, "_" + type(node).__name__, None)
         if method is None:
             self.refuse(node, f"{_describe(node)} cannot be evaluated here")
-        return method(node)
+        try:
+            return method(node)
+        except MyiaError:
+            raise
+        except (ArithmeticError, LookupError, TypeError, ValueError, MemoryError) as e:
+            # what Python's operators and the functions called said (`int("x")`,
+            # `jvp(f, **{'a': 1})`): the user's error, at the part that raised it
+            kind = MyiaTypeError if isinstance(e, TypeError) else MyiaValueError
+            raise kind(f"{type(e).__name__}: {e}", self.loc_of(node)) from None
 
     def _Constant(self, node):
         return node.value
@@ -175,7 +232,8 @@ class SafeEval:
             self.refuse(node, f"`{name}` is not available in a Myia cell")
         ns = self.session.namespace
         if name in ns:
-            return ns[name]
+            # a %%python cell's object of its own class: never read, nor passed on
+            return check_not_foreign(ns[name], name, self.loc_of(node))
         if name in SAFE_BUILTINS:
             return getattr(builtins, name)
         if name in ("True", "False", "None"):  # (parsed as constants; for safety)
@@ -209,7 +267,10 @@ class SafeEval:
         self.refuse(node, f"the attribute `{attr}` cannot be read here")
 
     def _Subscript(self, node):
-        return self._data(self.eval(node.value), node)[self.eval(node.slice)]
+        base = self.eval(node.value)
+        if type(base) not in (tuple, list):  # (a tuple may hold functions: vjp(f, x)[1])
+            base = self._data(base, node)
+        return base[self.eval(node.slice)]
 
     def _Slice(self, node):
         part = [None if p is None else self.eval(p) for p in (node.lower, node.upper,
@@ -223,7 +284,23 @@ class SafeEval:
                               f"evaluated here")
         left, right = self._data(self.eval(node.left), node), self._data(
             self.eval(node.right), node)
+        self._check_size(op, left, right, node)
         return op(left, right)
+
+    def _check_size(self, op, left, right, node):
+        """Refuse what Python would compute for minutes, beyond any interrupt:
+        `10 ** 10 ** 10`, `"a" * 10 ** 12`."""
+        if op is operator.pow and _is_int(left) and _is_int(right) and abs(left) >= 2 \
+                and right >= 64:
+            raise MyiaOverflowError(f"integer overflow: {left} ** {right} is out of "
+                                    f"int64's range", self.loc_of(node))
+        if op is operator.mul:
+            for seq, n in ((left, right), (right, left)):
+                if isinstance(seq, (str, bytes, tuple, list)) and _is_int(n) and \
+                        len(seq) * n > MAX_ITEMS:
+                    raise MyiaValueError(
+                        f"a sequence of {len(seq) * n} items is too large to build here "
+                        f"(at most {MAX_ITEMS})", self.loc_of(node))
 
     def _UnaryOp(self, node):
         return _UNARY[type(node.op)](self._data(self.eval(node.operand), node))
@@ -262,6 +339,14 @@ class SafeEval:
         if session_fn:
             return self.session.compiled(fn)(*args, **kwargs)
         if _callable_here(fn):
+            if fn is builtins.pow and len(args) == 2:
+                self._check_size(operator.pow, *args, node)
+            if fn is range:
+                r = range(*args, **kwargs)
+                if _length(r) > MAX_ITEMS:
+                    raise MyiaValueError(f"{r} is too long to use here (at most "
+                                         f"{MAX_ITEMS} numbers)", self.loc_of(node))
+                return r
             return fn(*args, **kwargs)
         self.refuse(node.func, f"`{ast.unparse(node.func)}` cannot be called here")
 
@@ -278,6 +363,17 @@ class SafeEval:
                 self._data(v, node)
             return value
         self.refuse(node, f"a value of type {type(value).__name__} cannot be used here")
+
+
+def _is_int(x):
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _length(r):
+    try:
+        return len(r)
+    except OverflowError:  # (more than sys.maxsize numbers)
+        return float("inf")
 
 
 def _describe(node):

@@ -57,7 +57,9 @@ import numpy as np
 
 import myia
 from myia import progress
+from myia.ad.transforms import is_myia_class
 from myia.errors import MyiaError, MyiaSyntaxError
+from myia.parser.resolve import class_name, foreign_part
 
 from . import limits
 from . import magics as _magics
@@ -73,6 +75,9 @@ WRAPPER = "__cell_expr__"
 HOST_TRANSFORMS = (myia.jvp, myia.vjp, myia.hessian, myia.jet)
 _CELL_FILE = re.compile(r"^<myia-(cell|magic)-(\d+)>$")
 _HELP_LINE = re.compile(r"^\s*(\?{1,2})?([A-Za-z_][\w.]*)(\?{1,2})?\s*$")
+#: a line that names the python magic (a locked session refuses the whole cell)
+_PYTHON_MAGIC = re.compile(r"^\s*%{1,2}\s*python(?![\w?])", re.MULTILINE | re.IGNORECASE)
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 
 
 class UsageError(Exception):
@@ -346,7 +351,11 @@ class Session:
             # as IPython: the front end (jupyter console, the REPL) ends the session
             self._result.payload.append({"source": "ask_exit", "keepkernel": False})
             return None, False
-        first = code.lstrip("\n")
+        if self.locked and _PYTHON_MAGIC.search(code):
+            # `%%python` anywhere (after blank lines or comments, `%python`, any case):
+            # one message, before anything of the cell runs
+            raise UsageError(_magics.LOCKED_MESSAGE)
+        first = _LEADING_BLANK_LINES.sub("", code)
         if first.startswith("%%"):
             head, _, body = first.partition("\n")
             name, _, line = head[2:].partition(" ")
@@ -370,6 +379,10 @@ class Session:
         magic_lines = {}
         blanked = []
         for i, line in enumerate(lines, 1):
+            if line.startswith("%%") and not line.rstrip().endswith("?"):
+                name = line[2:].split(" ")[0]
+                raise UsageError(f"`%%{name}` is a cell magic: it must be the first line "
+                                 f"of the cell (line {i} here)")
             if line.startswith("%") or (_HELP_LINE.match(line) and "?" in line):
                 magic_lines[i] = line
                 blanked.append("")
@@ -564,8 +577,10 @@ class Session:
     def _uses_host_transforms(self, node):
         for name in _names_read(node):
             v = self.namespace.get(name)
-            if any(v is t for t in HOST_TRANSFORMS) or type(v).__name__ in (
-                    "HessianFunction", "_VJPFunction", "_NativeVJPFunction"):
+            # (is_myia_class first: the name of a user's class could run its metaclass)
+            if any(v is t for t in HOST_TRANSFORMS) or is_myia_class(type(v)) and \
+                    type(v).__name__ in ("HessianFunction", "_VJPFunction",
+                                         "_NativeVJPFunction"):
                 return True
         return False
 
@@ -851,15 +866,10 @@ class Session:
         return sorted(c for c in candidates if c.startswith(token)), start, cursor_pos
 
     def _lookup(self, dotted):
-        parts = dotted.split(".")
-        if parts[0] not in self.namespace:
-            return None
-        obj = self.namespace[parts[0]]
-        for p in parts[1:]:
-            obj = getattr(obj, p, None)
-            if obj is None:
-                return None
-        return obj
+        # only what a cell may read (see seal.help_value): help is no way around the seal;
+        # nor the attributes of a user's object (`dir` would run its code)
+        value = seal.help_value(self.namespace, dotted)
+        return None if foreign_part(value) is not None else value
 
     def inspect(self, code, cursor_pos=None, detail=0):
         """Help text on the name at `cursor_pos`, or None."""
@@ -884,9 +894,14 @@ class Session:
             fn = _magics.LINE_MAGICS.get(name.lstrip("%")) or _magics.CELL_MAGICS.get(
                 name.lstrip("%"))
             return _magics.magic_help(name.lstrip("%")) if fn else None
-        obj = self._lookup(name)
-        if obj is None and name not in self.namespace:
+        obj = seal.help_value(self.namespace, name, _MISSING)
+        if obj is _MISSING:
             return None
+        part = foreign_part(obj)
+        if part is not None:  # said without reading it: its methods are the user's code
+            return (f"Type:      {class_name(type(obj))} (a Python object)\n"
+                    f"Kind:      a value of a %%python cell; compiled code does not take "
+                    f"it (it holds an object of class {class_name(type(part))})")
         lines = []
         d = self.definitions.get(name)
         if isinstance(obj, types.FunctionType) and (d is None or d.kind == "def") and \

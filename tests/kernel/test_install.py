@@ -14,7 +14,8 @@ def test_install_into_a_prefix(tmp_path):
     path = tmp_path / "share" / "jupyter" / "kernels" / "myia" / "kernel.json"
     assert str(path.parent) in out
     spec = json.loads(path.read_text())
-    assert spec["argv"][:4] == [sys.executable, "-Xfrozen_modules=off", "-m", "myia_kernel"]
+    assert spec["argv"][:5] == [sys.executable, "-Xfrozen_modules=off", "-P", "-m",
+                                "myia_kernel"]
     assert spec["argv"][-2:] == ["-f", "{connection_file}"]
     assert spec["language"] == "python" and spec["display_name"] == "Myia"
     template = json.loads((ROOT / "kernel.json").read_text())

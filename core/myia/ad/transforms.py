@@ -19,6 +19,8 @@ the signature holds functions (whose J or T differs from them) the generic progr
 stands: J (or T) of `dh.__myia_graph__()`.
 """
 
+import sys
+
 from ..ir import Constant, Graph
 
 
@@ -28,12 +30,20 @@ def is_transform(value):
     None for its generic program `__myia_graph__()`).  Only Myia's own classes: an
     object of the user's with such a method is data, never called while compiling."""
     cls = type(value)
-    return hasattr(cls, "__myia_graph_for__") and is_myia_class(cls)
+    return is_myia_class(cls) and hasattr(cls, "__myia_graph_for__")
 
 
 def is_myia_class(cls):
-    """Whether `cls` is one of Myia's own classes (defined in the `myia` package)."""
-    return (getattr(cls, "__module__", "") or "").split(".")[0] == "myia"
+    """Whether `cls` is one of Myia's own classes: a class that a module of the `myia`
+    package defines under its name.  A user's class that claims such a module in its
+    `__module__` is not; nor is a class with a metaclass (reading its attributes could
+    run the user's code), which Myia's classes do not have."""
+    if type(cls) is not type:
+        return False
+    module = cls.__module__
+    if type(module) is not str or module.split(".")[0] != "myia":
+        return False
+    return getattr(sys.modules.get(module), cls.__name__, None) is cls
 
 
 def value_graph(t):

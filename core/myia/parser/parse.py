@@ -55,7 +55,7 @@ from ..prim import Primitive
 from ..prim import ops as P
 from ..prim.containers import KEY_TYPES, DictValue
 from .blocks import Block, SSAState
-from .resolve import _UNSET, Resolver, _is_constant_data, name_error
+from .resolve import _UNSET, Resolver, _is_constant_data, check_not_foreign, name_error
 from .slices import slice_node
 from .source import SourceFile, find_function_ast
 
@@ -154,6 +154,9 @@ def parse(fn):
     is parsed, so that recursion and mutual recursion find it.  The graph reflects the
     globals at the time of the first parse.
     """
+    if type(fn) is not types.FunctionType:
+        check_not_foreign(fn, None)  # a user's callable: not even hashed
+        find_function_ast(fn)  # raises, saying what `fn` is
     try:
         return _cache[fn]
     except (KeyError, TypeError):
@@ -263,6 +266,8 @@ def make_signature(node, name, source, static_object, evaluated=None):
     if args.defaults:
         for a, default in zip(args.args[-len(args.defaults):], args.defaults):
             value = (evaluated or {}).get(a.arg, _NOT_STATIC)
+            if value is not _NOT_STATIC:  # (a default a %%python cell gave: never read)
+                check_not_foreign(value, a.arg, source.loc(a))
             if value is not _NOT_STATIC and (_dtype_name(value) is not None
                                              or _is_constant_data(value)):
                 graph.defaults[a.arg] = _dtype_name(value) or value
@@ -312,7 +317,7 @@ def _global_static(resolver, source, expr):
         value = resolver.lookup(expr.id)
         if value is _UNSET:
             raise name_error(expr.id, source.loc(expr), resolver.known_names())
-        return value
+        return check_not_foreign(value, expr.id, source.loc(expr))
     if isinstance(expr, ast.Attribute):
         return _module_attribute(_global_static(resolver, source, expr.value), expr, source)
     return _NOT_STATIC
@@ -321,24 +326,27 @@ def _global_static(resolver, source, expr):
 def _module_attribute(base, expr, source):
     """`base.attr` resolved now if `base` is a module, else _NOT_STATIC."""
     _check_dunder(expr, source)
-    if not isinstance(base, types.ModuleType):
+    if type(base) is not types.ModuleType:
         return _NOT_STATIC
-    try:
-        value = getattr(base, expr.attr)
-    except AttributeError:
+    # the module's own dict first: a module of the user's may define `__getattr__`
+    # (user code); NumPy's lazy submodules (`np.linalg`) come from its own
+    value = vars(base).get(expr.attr, _UNSET)
+    if value is _UNSET and _library_module(base):
+        value = getattr(base, expr.attr, _UNSET)
+    if value is _UNSET:
         raise MyiaNameError(
             f"module `{ast.unparse(expr.value)}` has no attribute `{expr.attr}`",
             source.loc(expr),
-        ) from None
+        )
     if _outside_subset(base) and not callable(value) \
-            and not isinstance(value, types.ModuleType):
+            and type(value) is not types.ModuleType:
         # data only (`sys.version`): a function of such a module is refused by the
         # resolver, with a hint, and a module cannot be a value
         raise MyiaSyntaxError(
             f"module `{ast.unparse(expr.value)}` ({base.__name__}) is not part of the "
             f"subset: `{ast.unparse(expr)}` cannot be compiled", source.loc(expr),
             hint=MODULES_HINT)
-    return value
+    return check_not_foreign(value, ast.unparse(expr), source.loc(expr))
 
 
 #: the modules of Python and NumPy whose attributes subset code may name (the library
@@ -347,6 +355,14 @@ SUBSET_MODULES = frozenset({"numpy", "numpy.linalg", "math", "operator", "myia"}
 MODULES_HINT = ("of Python's and NumPy's modules, the subset reaches numpy, numpy.linalg, "
                 "math and operator; do other work (files, random data, the system) in "
                 "plain Python (a %%python cell in the kernel) and pass the values in")
+
+
+def _library_module(module):
+    """A module of Python's standard library, NumPy or Myia (as sys.modules has it)."""
+    name = module.__name__
+    return type(name) is str and sys.modules.get(name) is module and (
+        name.split(".")[0] in sys.stdlib_module_names or name.split(".")[0] in (
+            "numpy", "myia"))
 
 
 def _outside_subset(module):
@@ -534,7 +550,7 @@ class Parser:
         value = self.resolver.lookup(name)
         if value is _UNSET:
             raise name_error(name, loc, [*self.visible_locals(), *self.resolver.known_names()])
-        return value
+        return check_not_foreign(value, name, loc)  # (a user's object is never read)
 
     def lookup(self, name, loc, as_callee=False, block=None, nested=False, origin=None):
         """The node that the name `name` stands for when read in `block` (default: the

@@ -4,6 +4,8 @@ A name that is not a local variable of the function (or of an enclosing one) is 
 up by a `Resolver`: in the function's closure cells, then its module globals, then the
 builtins.  `Resolver.to_node` then turns the Python value into a node, in this order:
 
+    an object of a user's class  refused before anything reads it (`foreign_part`): a
+                               subclass of float, an object with `__float__`...
     SPECIAL_VALUES             the myia API functions (`myia.grad`...), registered by them
     Primitive                  Constant(prim)
     transform object           Constant(value_graph(x)): `df = myia.grad(f)`, then `df(x)`
@@ -96,6 +98,7 @@ class Resolver:
         `graph` is where a tuple of functions gets its `make_tuple`; `as_callee` is
         true when the value is called (`float(x)` is a conversion, `dtype=float` a dtype).
         """
+        check_not_foreign(value, text, loc)  # before any hash or attribute of it
         special = _get(SPECIAL_VALUES, value)
         if special is not None:
             return Constant(special, loc)
@@ -268,3 +271,95 @@ def parse_function(fn):
     from .parse import parse
 
     return parse(fn)
+
+
+# ---- values of the user's classes: never touched ----------------------------------------
+
+#: classes of Python's own that `builtins` does not name
+_PYTHON_TYPES = frozenset({
+    types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType,
+    types.MethodWrapperType, types.WrapperDescriptorType, types.MethodDescriptorType,
+    types.ClassMethodDescriptorType, types.GetSetDescriptorType,
+    types.MemberDescriptorType, type(None), type(Ellipsis), type(NotImplemented),
+    type(np.sum)})  # (NumPy's functions: numpy does not name their class)
+_TYPE_NAME = vars(type)["__name__"]  # a class's name, read without its metaclass
+
+
+def class_name(cls):
+    """The name of the class `cls`, read without running any code of the user's."""
+    return _TYPE_NAME.__get__(cls, type)
+
+
+def library_class(cls):
+    """Is `cls` a class of Python's, NumPy's or Myia's (found under its name in the
+    module that its `__module__` names, so that a user's class that claims to be
+    `builtins.float` is not)?  Hashing, comparing or converting their objects runs no
+    code of the user's; a subclass of float or of ndarray is the user's class."""
+    if type(cls) is type(np.dtype):  # NumPy's dtypes (which Python cannot subclass)
+        return True
+    if type(cls) is not type:  # a metaclass: even hashing the class could run its code
+        return False
+    if cls in _PYTHON_TYPES:
+        return True
+    module = cls.__module__
+    if type(module) is not str or module.split(".")[0] not in ("builtins", "numpy", "myia",
+                                                               "operator"):
+        return False
+    return getattr(sys.modules.get(module), cls.__name__, None) is cls
+
+
+def foreign_part(value):
+    """The first object in `value` (itself, or an item of its tuples, lists, dicts,
+    sets and slices, the object a method is bound to) that is not a library_class's,
+    or an array of Python objects; None if there is none.  Such an object comes from
+    Python code of the user's (a %%python cell): compiling never touches it, since
+    hashing it, comparing it, reading an attribute or converting it could run its
+    methods at compile time."""
+    todo, seen = [value], set()
+    while todo:
+        v = todo.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        cls = type(v)
+        if not library_class(cls):
+            if any(k is v for k in SPECIAL_VALUES):  # registered: known (never hashed)
+                continue
+            return v
+        if cls in (tuple, list, set, frozenset):
+            todo.extend(v)
+        elif cls is dict:
+            todo.extend(v.keys())
+            todo.extend(v.values())
+        elif cls is slice:
+            todo.extend((v.start, v.stop, v.step))
+        elif cls in (types.BuiltinFunctionType, types.MethodType, types.MethodWrapperType):
+            todo.append(v.__self__)
+        elif cls is operator.itemgetter:
+            todo.extend(v.__reduce__()[1])
+        elif cls.__module__.split(".")[0] == "myia":  # grad(f)...: the function it wraps
+            state = getattr(v, "__dict__", {})
+            todo.extend(state[k] for k in ("fn", "base") if k in state)
+        elif isinstance(v, (np.ndarray, np.generic)) and v.dtype.hasobject:
+            return v
+    return None
+
+
+def check_not_foreign(value, text, loc=None):
+    """Refuse `value` (named `text` in the source, if any) if it holds an object of the
+    user's classes (see foreign_part), before anything reads it."""
+    part = foreign_part(value)
+    if part is None:
+        return value
+    what = ("an array of Python objects" if library_class(type(part))
+            else f"an object of class `{class_name(type(part))}`")
+    if text is None:  # (a callable given to the compiler itself)
+        subject = what
+    else:
+        subject = f"`{text}`: " + ("" if part is value else "it holds ") + what
+    raise MyiaTypeError(
+        f"cannot compile {subject}; compiled code takes numbers, NumPy arrays, strings, "
+        f"None, functions, and tuples, lists and dicts of them, and runs no method of a "
+        f"Python object", loc,
+        hint="convert it in plain Python first (e.g. `x = float(x)`, "
+             "`a = np.asarray(a, dtype=float)`, `t = tuple(t)`), then use that value")

@@ -102,7 +102,15 @@ def _pow(x, y):
     return float(np.power(np.float64(x), np.float64(y)))
 
 
-_int_pow = _int64(operator.pow, "pow")
+def _bounded_pow(x, y):
+    # |x| >= 2 and y >= 64 is out of int64's range for sure: say so before Python
+    # computes a big int that no time limit can stop (10 ** 10 ** 10 in a cell)
+    if abs(x) >= 2 and y >= 64:
+        return INT64_MAX + 1
+    return x ** y
+
+
+_int_pow = _int64(_bounded_pow, "pow")
 
 add = Primitive("add", _int64(operator.add, "add"), "x + y")
 sub = Primitive("sub", _int64(operator.sub, "sub"), "x - y")
