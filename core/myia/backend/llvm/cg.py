@@ -346,12 +346,18 @@ def runtime_fn(name, ret, args, nocapture=()):
     return deco
 
 
-def alloc_fn(module):
+def alloc_fn(module, packed=False):
     """ptr myia_alloc(ctx, i64 nbytes): arena memory (32-byte aligned), freed when the
     call returns; null if memory is exhausted.  Small requests bump a pointer in the
     current chunk (inlined); a new chunk, and large requests (a block of their own, see
-    runtime.ARENA_HEADER), are the runtime's `myia_alloc_slow`."""
-    f, new = _internal(module, "myia_alloc", PTR, [PTR, I64])
+    runtime.ARENA_HEADER), are the runtime's `myia_alloc_slow`.
+
+    `packed`: myia_alloc_packed, 8-byte aligned and sizes rounded to 8, for records
+    that many iterations keep (a loop gradient's closures, `cons_loop`): a 24-byte
+    record takes 24 bytes, not 32.  The bump pointer then stays 8-aligned, so
+    myia_alloc rounds it up to 32 first."""
+    name, grain = ("myia_alloc_packed", 8) if packed else ("myia_alloc", 32)
+    f, new = _internal(module, name, PTR, [PTR, I64])
     if not new:
         return f
     ctx, n = f.args
@@ -361,15 +367,18 @@ def alloc_fn(module):
     # a record of values that take no room (functions known statically) asks for 0
     # bytes: it gets 1, so that the answer is never the null of a chunk not yet made
     n = b.or_(n, b.zext(b.icmp_unsigned("==", n, i64(0)), I64))
-    size = b.and_(b.add(n, i64(31)), i64(~31))
+    size = b.and_(b.add(n, i64(grain - 1)), i64(-grain))
     small = b.icmp_unsigned("<=", size, i64(SMALL_ALLOC))
-    cur = ctx_load(b, ctx, "bump_cur")
+    cur = b.ptrtoint(ctx_load(b, ctx, "bump_cur"), I64)
+    if not packed:
+        cur = b.and_(b.add(cur, i64(31)), i64(~31))
     end = ctx_load(b, ctx, "bump_end")
-    room = b.sub(b.ptrtoint(end, I64), b.ptrtoint(cur, I64))
+    room = b.sub(b.ptrtoint(end, I64), cur)
     b.cbranch(b.and_(small, b.icmp_signed(">=", room, size)), fits_bb, slow_bb)
     b.position_at_end(fits_bb)
-    ctx_store(b, ctx, "bump_cur", at(b, cur, size))
-    b.ret(cur)
+    start = b.inttoptr(cur, PTR)
+    ctx_store(b, ctx, "bump_cur", at(b, start, size))
+    b.ret(start)
     b.position_at_end(slow_bb)
     b.ret(b.call(alloc_slow_fn(module), [ctx, n]))
     return f
@@ -474,6 +483,80 @@ def arena_free_fn(f):
     ctx_store(b, ctx, "arena", NULL)
     ctx_store(b, ctx, "bump_cur", NULL)
     ctx_store(b, ctx, "bump_end", NULL)
+    b.ret_void()
+
+
+@runtime_fn("myia_arena_release", VOID, [PTR, PTR, PTR, I64], nocapture=(0, 2))
+def arena_release_fn(f):
+    """void myia_arena_release(ctx, ptr mark, ptr keep, i64 nkeep): free the blocks
+    made since `mark` (the arena's head when the function began) except those that
+    hold one of the `nkeep` addresses at `keep` (the data of the arrays a loop carries
+    to its next iteration) or escaped; see `FnLowering.release_arena`.  Without it a
+    loop kept every iteration's arrays until its call returned: a whole training epoch
+    in the subset held GBs."""
+    module = f.module
+    ctx, mark, keep, nkeep = f.args
+    b = ir.IRBuilder(f.append_basic_block())
+    entry = b.block
+    loop = b.append_basic_block("loop")
+    body = b.append_basic_block("body")
+    scan = b.append_basic_block("scan")
+    scan_body = b.append_basic_block("scan.body")
+    keep_bb = b.append_basic_block("keep")
+    drop_bb = b.append_basic_block("drop")
+    nxt_bb = b.append_basic_block("next")
+    done = b.append_basic_block("done")
+    link0 = ctx_field_ptr(b, ctx, "arena")  # where the pointer to the current block is
+    head = b.load(link0, typ=PTR)
+    b.branch(loop)
+    b.position_at_end(loop)
+    cur = b.phi(PTR, "cur")
+    link = b.phi(PTR, "link")  # the kept block (or ctx.arena) whose next is `cur`
+    cur.add_incoming(head, entry)
+    link.add_incoming(link0, entry)
+    stop = b.or_(b.icmp_unsigned("==", cur, mark), b.icmp_unsigned("==", cur, NULL))
+    b.cbranch(stop, done, body)
+    # does `cur` hold a kept address?  (an escaped block is always kept)
+    b.position_at_end(body)
+    nxt = b.load(cur, typ=PTR)
+    lo = b.add(b.ptrtoint(cur, I64), i64(ARENA_HEADER))
+    size = load_at(b, cur, 8, I64)
+    hi = b.add(lo, b.select(b.icmp_signed("<", size, i64(1)), i64(1), size))
+    escaped = b.icmp_unsigned("!=", load_at(b, cur, 16, PTR), NULL)
+    b.cbranch(escaped, keep_bb, scan)
+    b.position_at_end(scan)
+    j = b.phi(I64, "j")
+    j.add_incoming(i64(0), body)
+    b.cbranch(b.icmp_signed("<", j, nkeep), scan_body, drop_bb)
+    b.position_at_end(scan_body)
+    addr = b.ptrtoint(b.load(gep(b, keep, [j], PTR), typ=PTR), I64)
+    inside = b.and_(b.icmp_unsigned(">=", addr, lo), b.icmp_unsigned("<", addr, hi))
+    j.add_incoming(b.add(j, i64(1)), scan_body)
+    b.cbranch(inside, keep_bb, scan)
+    b.position_at_end(keep_bb)
+    b.store(cur, link)
+    b.branch(nxt_bb)
+    b.position_at_end(drop_bb)
+    # what alloc_slow_fn counted for it; the chunk being bumped is forgotten
+    chunk = b.icmp_signed("==", load_at(b, cur, 24, I64), i64(BLOCK_CHUNK))
+    counted = b.select(chunk, i64(CHUNK), b.and_(b.add(size, i64(ARENA_HEADER + 63)), i64(~63)))
+    ctx_store(b, ctx, "allocated", b.sub(ctx_load(b, ctx, "allocated"), counted))
+    bumped = b.icmp_unsigned("==", ctx_load(b, ctx, "bump_end"), at(b, cur, CHUNK))
+    with b.if_then(b.and_(chunk, bumped)):
+        ctx_store(b, ctx, "bump_cur", NULL)
+        ctx_store(b, ctx, "bump_end", NULL)
+    b.call(declare(module, "free"), [cur])
+    dropped = b.block
+    b.branch(nxt_bb)
+    b.position_at_end(nxt_bb)
+    new_link = b.phi(PTR)
+    new_link.add_incoming(cur, keep_bb)  # (a block's first field is its next)
+    new_link.add_incoming(link, dropped)
+    cur.add_incoming(nxt, nxt_bb)
+    link.add_incoming(new_link, nxt_bb)
+    b.branch(loop)
+    b.position_at_end(done)
+    b.store(cur, link)
     b.ret_void()
 
 
@@ -587,10 +670,11 @@ def check_status(b, st):
     ret_status_if(b, b.icmp_signed("!=", st, i32(STATUS_OK)), st)
 
 
-def alloc(b, ctx, nbytes, site=-1):
+def alloc(b, ctx, nbytes, site=-1, packed=False):
     """Allocate nbytes in the call's arena; returns STATUS_NOMEM on failure, with
-    ctx.err_site = `site` (the error table's entry for the node that asked)."""
-    p = b.call(alloc_fn(b.module), [ctx, nbytes])
+    ctx.err_site = `site` (the error table's entry for the node that asked).
+    `packed`: 8-byte aligned, for records (see alloc_fn)."""
+    p = b.call(alloc_fn(b.module, packed), [ctx, nbytes])
     with b.if_then(b.icmp_unsigned("==", p, NULL), likely=False):
         ctx_store(b, ctx, "err_site", i64(site))
         b.ret(i32(STATUS_NOMEM))

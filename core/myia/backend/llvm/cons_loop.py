@@ -20,7 +20,7 @@ computed before it).
 
 import llvmlite.ir as ir
 
-from ...errors import MyiaRecursionError
+from ...errors import MyiaMemoryError, MyiaRecursionError
 from ...ir import Apply
 from ...prim import Primitive
 from .cg import NULL, i32, i64
@@ -70,7 +70,7 @@ class ConsLoop:
     def emit_site(self, node):
         """Make the closure the graph returns, link it, and loop; the block ends (None)."""
         from . import cg
-        from .lower import coerce, load_captured
+        from .lower import _what_is_made, coerce, load_captured
 
         fl = self.fl
         b = fl.b
@@ -94,7 +94,10 @@ class ConsLoop:
         for i, v in enumerate(fvs):
             if i != k:
                 rec = b.insert_value(rec, fl.value(v), i)
-        p = fl.alloc(i64(size))
+        # records packed at 8 bytes where they allow it: the chain holds one per iteration
+        packed = rec_ir.get_abi_alignment(L.engine.tm.target_data) <= 8
+        site = fl.site(node, MyiaMemoryError, _what_is_made(node))
+        p = cg.alloc(b, fl.ctx, i64(size), site, packed=packed)
         b.store(rec, p)
         hole = b.load(self.hole, typ=PTR)
         with b.if_else(b.icmp_unsigned("==", hole, NULL)) as (first, then):

@@ -704,6 +704,9 @@ class FnLowering(Emitter):
         b = cg.Builder(entry_block)  # folds constants (see cg.Builder)
         self.b = b
         self.ctx = f.args[0]
+        # the arena's head as the function begins: what a loop frees at its back edge
+        # is what was made since (see release_arena)
+        self.arena_mark = ctx_load(b, self.ctx, "arena")
         site = recursive_site(L, self.entry) if L.unrecurse else None
         if site is not None:
             self.stack = ConsLoop(self, site) if is_cons_site(L, site) \
@@ -1070,6 +1073,7 @@ class FnLowering(Emitter):
                 if existed:  # a branch back to a block: every cycle of blocks has one
                     st = b.call(cg.poll_fn(self.module), [self.ctx])
                     check_status(b, st)
+                    self.release_arena(g, all_args)
                 for phi, a in zip(phis, all_args):
                     phi.add_incoming(a, b.block)
                 b.branch(block)
@@ -1093,6 +1097,39 @@ class FnLowering(Emitter):
         """A graph called in tail position becomes a block of this function."""
         return True
 
+    def release_arena(self, g, values):
+        """At a branch back to the block of `g` (a loop's next iteration), free what
+        the function made since it began, except the blocks that hold the arrays in
+        `values` (what the block receives: all that is live from here on).  Only where
+        those are numbers and arrays, or tuples of them: a closure or an environment
+        holds pointers into the arena that this does not follow; and not in a
+        recursion run as a loop, whose stack lives in the arena."""
+        types = [self.ltype(v) for v in self.L.fvs[g]] + [self.ltype(p) for p in g.parameters]
+        if self.stack is not None or not all(_plain(t) for t in types):
+            return
+        b = self.b
+        ptrs = []
+
+        def collect(v, t):
+            if isinstance(t, Array):
+                ptrs.append(b.extract_value(v, 0))
+            elif isinstance(t, Tuple):
+                for i, e in enumerate(t.elems):
+                    collect(b.extract_value(v, i), e)
+
+        for v, t in zip(values, types):
+            collect(v, t)
+        made = b.icmp_unsigned("!=", ctx_load(b, self.ctx, "arena"), self.arena_mark)
+        with b.if_then(made):
+            keep = NULL
+            if ptrs:
+                keep = self.alloca(ir.ArrayType(PTR, len(ptrs)), "carried")
+                for i, p in enumerate(ptrs):
+                    b.store(p, cg.gep(b, keep, [i32(0), i32(i)], ir.ArrayType(PTR, len(ptrs))))
+            b.call(cg.arena_release_fn(self.module),
+                   [self.ctx, self.arena_mark, keep, i64(len(ptrs))])
+
+
     def bind_defaults(self, g, args, types, node, n):
         if len(args) == n:
             return args, types
@@ -1110,6 +1147,16 @@ class FnLowering(Emitter):
                 return args, types
         raise MyiaTypeError(
             f"{g.name}() takes {n} arguments but {len(args)} were given", node.loc)
+
+
+def _plain(t):
+    """Numbers, arrays, static values, functions that capture nothing, and tuples of
+    them: values whose only pointers into the arena are array data."""
+    if isinstance(t, Tuple):
+        return all(_plain(e) for e in t.elems)
+    if isinstance(t, Func):
+        return t.single and not t.options[0].n_captured
+    return isinstance(t, (Scalar, Array, Static))
 
 
 # the rules
