@@ -21,7 +21,7 @@ from myia.pipeline import to_graph
 
 def args32(bs=16):
     rng = np.random.default_rng(22)
-    X, Y = data(np.float32, bs, rng)
+    X, Y = data(np.float32, bs, 784, rng)
     return (*init(np.float32, rng), X, Y, np.float32(0.1))
 
 
