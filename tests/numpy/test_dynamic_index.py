@@ -359,3 +359,22 @@ def test_cupy_backend_on_the_emulator():
         b(to_graph(_gather_sum), (x, np.array([7]), 2))
     with pytest.raises(MyiaSliceBoundsError, match="slice start 6 with length 2"):
         b(to_graph(_gather_sum), (x, idx, 6))
+
+
+def _rows(x, idx):
+    return x[idx]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "every_other_column",
+                                    "float32", "int64", "3d"])
+def test_gathered_rows_on_llvm_are_numpy_s(layout):
+    """Rows of x[idx] are copied whole where x's rows are contiguous, element by
+    element where x is a view that they are not: both give NumPy's values."""
+    base = np.arange(60.0).reshape(6, 10)
+    x = {"contiguous": base, "transposed": base.T[:6], "every_other_column": base[:, ::2],
+         "float32": base.astype(np.float32), "int64": base.astype(np.int64),
+         "3d": base.reshape(6, 5, 2)}[layout]
+    idx = np.array([5, 0, -1, 2, 2])
+    got = myia.compile(_rows, backend="llvm")(x, idx)
+    assert got.dtype == x.dtype
+    np.testing.assert_array_equal(got, x[idx])

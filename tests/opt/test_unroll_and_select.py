@@ -103,6 +103,32 @@ def test_a_run_time_or_long_trip_count_stays_a_loop():
         _python_many_steps(0.7), rel=1e-12)
 
 
+def array_steps(w, x):
+    for _ in range(6):
+        w = w - 0.1 * np.tanh(x @ w)
+    return w
+
+
+def test_a_loop_that_carries_large_arrays_stays_a_loop():
+    """Six steps of an update of a 200x200 matrix: unrolling would not speed up the
+    matrix work, and as a loop it frees each step's arrays (issue 22); a small
+    matrix's loop still unrolls."""
+    from myia.opt.unroll import UNROLL_ARRAY_ELEMENTS
+
+    rng = np.random.default_rng(3)
+    big, small = 200, 8
+    assert big * big >= UNROLL_ARRAY_ELEMENTS > small * small
+    for n, want_loop in ((big, True), (small, False)):
+        w, x = rng.standard_normal((n, n)) * 0.1, rng.standard_normal((n, n))
+        _, _, loops = graphs_of(array_steps, w, x)
+        assert bool(loops) == want_loop, n
+        expected = w
+        for _ in range(6):
+            expected = expected - 0.1 * np.tanh(x @ expected)
+        np.testing.assert_allclose(myia.compile(array_steps, backend="llvm")(w, x), expected,
+                                   rtol=1e-10, atol=1e-13)  # (BLAS's order of sums)
+
+
 def _python_many_steps(x):
     for _ in range(1000):
         x = np.sin(x) * 1.1

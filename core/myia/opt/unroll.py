@@ -21,6 +21,8 @@ from .pass_manager import rule
 
 UNROLL_TRIPS = 32
 UNROLL_SIZE = 2000
+#: a loop that carries an array of this many elements or more stays a loop
+UNROLL_ARRAY_ELEMENTS = 16384
 
 #: integer and boolean primitives the simulation evaluates (on Python values)
 _STATIC = {P.add, P.sub, P.mul, P.floordiv, P.mod, P.neg, P.lt, P.le, P.gt, P.ge, P.eq,
@@ -40,6 +42,8 @@ def unroll_counted_loop(node, ctx):
         return None
     if g.flags.get("noinline") or not ctx.unedited(g) or node.graph is g:
         return None
+    if any(_large_array(p.abstract) for p in g.parameters):
+        return None
     trips = trip_count(g, args, ctx.mng)
     if trips is None:
         return None
@@ -47,6 +51,15 @@ def unroll_counted_loop(node, ctx):
     if (trips + 1) * size > UNROLL_SIZE:
         return None
     return inline(g, node.graph, args, manager=ctx.mng)
+
+
+def _large_array(a):
+    from ..infer.abstract import AArray, ATuple
+
+    if isinstance(a, ATuple):
+        return any(_large_array(e) for e in a.elements)
+    return isinstance(a, AArray) and (None in a.shape or
+                                      int(np.prod(a.shape)) >= UNROLL_ARRAY_ELEMENTS)
 
 
 def trip_count(header, args, mng):

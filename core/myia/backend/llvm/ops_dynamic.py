@@ -5,7 +5,10 @@ for the array representation and the loop nests).
                            `size` long, the strides kept; the start checked first
     dynamic_update_slice   a copy of x, then the update copied into its slab
     gather                 a loop nest over the result reading x at each index
-                           (negative indices count from the end; each one checked)
+                           (negative indices count from the end; each one checked);
+                           rows of x[idx] on axis 0 (a batch of examples) are copied
+                           whole, one check and one memcpy per index, where x's rows
+                           are contiguous
     scatter_add            a copy of x (or zeros, when x is zeros_like of something),
                            then a loop nest over d adding each element at its index,
                            in order (repeated indices add up, as np.add.at)
@@ -20,6 +23,7 @@ import llvmlite.ir as ir
 from ...errors import MyiaIndexError, MyiaSliceBoundsError
 from ...prim import ops as P
 from ...prim.dynamic import index_message, slice_message
+from . import cg
 from .cg import i64
 from .lower import backend_error, rule
 from .ltypes import EMPTY, Array, Static
@@ -27,7 +31,8 @@ from .ops_array import (LoopNest, c_strides, data_of, dims, elem_ptr, load_elem,
                         new_array, store_elem, strides)
 from .ops_scalar import cast
 from .ops_shape import copy_into
-from .runtime import I1
+from .ltypes import ITEMSIZE
+from .runtime import I1, declare
 
 
 def _axis(fl, node, k, ndim):
@@ -143,7 +148,31 @@ def lower_gather(fl, node, args, types, out):
         store_elem(b, v, res_data, offs["out"], out.dtype)
         return state
 
-    LoopNest(fl, shape, operands, 1, ir.Constant(I1, 0)).run(inner)
+    def elementwise():
+        LoopNest(fl, shape, operands, 1, ir.Constant(I1, 0)).run(inner)
+
+    if axis != 0 or idx_t.ndim != 1 or x_t.ndim < 2 or x_t.dtype != out.dtype:
+        elementwise()
+        return res
+    # rows: x.shape[1:] contiguous in x (checked at run time: x may be a view)
+    row_st, row = c_strides(b, [i64(d) for d in x_t.shape[1:]])
+    xs = strides(fl, args[0], x_t)
+    contiguous = ir.Constant(I1, 1)
+    for have, want, d in zip(xs[1:], row_st, x_t.shape[1:]):
+        if d != 1:  # (a stride of a length-1 axis does not matter)
+            contiguous = b.and_(contiguous, b.icmp_signed("==", have, want))
+    with b.if_else(contiguous) as (rows, other):
+        with rows:
+            idx_step = strides(fl, args[1], idx_t)[0]
+            nbytes = b.mul(row, i64(ITEMSIZE[x_t.dtype]))
+            memcpy = declare(b.module, "memcpy")
+            with cg.for_range(b, 0, idx_t.shape[0], name="row") as j:
+                i = _checked_index(fl, node, load_elem(b, idx_data, b.mul(j, idx_step), "int64"),
+                                   n, axis)
+                src = elem_ptr(b, x_data, b.mul(i, x_step), x_t.dtype)
+                b.call(memcpy, [elem_ptr(b, res_data, b.mul(j, row), out.dtype), src, nbytes])
+        with other:
+            elementwise()
     return res
 
 
