@@ -30,22 +30,9 @@ from .ltypes import EMPTY, Array, Static
 from .ops_array import (LoopNest, c_strides, data_of, dims, elem_ptr, load_elem, make_array,
                         new_array, store_elem, strides)
 from .ops_scalar import cast
-from .ops_shape import copy_into
+from .ops_shape import _axis, _static_dims, copy_into
 from .ltypes import ITEMSIZE
 from .runtime import I1, declare
-
-
-def _axis(fl, node, k, ndim):
-    axis = fl.static(node.inputs[k])
-    if not -ndim <= axis < ndim:
-        raise backend_error(f"axis {axis} for an array of rank {ndim}", node)
-    return axis % ndim
-
-
-def _static_dims(t, node):
-    if None in t.shape:
-        raise backend_error(f"an array of unknown shape {t} here", node)
-    return [i64(d) for d in t.shape]
 
 
 def _checked_start(fl, node, start, size, n, axis):
