@@ -6,7 +6,7 @@ process: medians and ratios, printed and written to benchmarks/results.md.
     python -m benchmarks --only mlp,sin
     python -m benchmarks --threads 2   BLAS threads (default 1, see __main__.py)
 
-Missing optional competitors (jax, numba, autograd: the `bench` extras) are reported
+Missing optional competitors (jax, numba, autograd, torch: the `bench` extras) are reported
 as skipped.  Nothing here asserts a time: the targets of issues 6 and 17 are checked
 and the verdicts written next to the figures (higher orders and Taylor mode:
 benchmarks/higher_order.py, each first call in a fresh process).
@@ -434,7 +434,7 @@ def machine():
     lines.append(f"- Python {platform.python_version()} ({platform.python_implementation()}), "
                  f"{platform.system()} {platform.release()}")
     versions = []
-    for mod in ("numpy", "scipy", "llvmlite", "jax", "jaxlib", "numba", "autograd"):
+    for mod in ("numpy", "scipy", "llvmlite", "jax", "jaxlib", "numba", "autograd", "torch"):
         m, _ = optional(mod)
         v = getattr(m, "__version__", None) if m is not None else None
         if m is not None and v is None:
@@ -477,7 +477,7 @@ def write_report(t, path, started, elapsed, command="python -m benchmarks"):
                     "|---|---:|---:|---|"]
             current = bench
         out.append(f"| {system} | {fmt(seconds)} | {ratio} | {note} |")
-    out += ["", "## Targets (issues 6 and 17)", "", "| target | measured | verdict |",
+    out += ["", "## Targets", "", "| target | measured | verdict |",
             "|---|---|---|"]
     for what, measured, verdict in t.targets:
         out.append(f"| {what} | {measured} | {verdict} |")
