@@ -90,21 +90,24 @@ class CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         try:
-            fast = self._fast
-            if fast is not None and not kwargs:  # (the entry checks the arguments)
-                r = fast.last.entry(*args)
+            entry = self._entry
+            if entry is not None and not kwargs:  # (the entry checks the arguments)
+                r = entry(*args)
                 if r.__class__ is not _Signal:
                     return r
                 # MISMATCH (other types, or defaults to fill) or DEEP: the full path
             r = self.pipeline.run(self.fn, args, kwargs)
             if not kwargs:
-                self._fast = _fast_entry(self.pipeline, self.fn, args)
+                d = _fast_entry(self.pipeline, self.fn, args)
+                self._entry = None if d is None else d.last.entry
             return r
         except MyiaError as e:  # without the compiler's internal frames
             e.__traceback__ = None
             raise e from None
 
-    _fast = None  # the LLVM dispatcher, after a first native call (see _fast_entry)
+    #: the native entry of the signature last compiled, after a first native call
+    #: (see _fast_entry); it keeps its machine code alive
+    _entry = None
 
     def __repr__(self):
         name = getattr(self.fn, "__name__", repr(self.fn))
@@ -202,7 +205,7 @@ class _Transformed:
             # _check_args would refuse, an int, is not the float it was compiled for)
             # (and their number: fewer, with defaults to fill, is a MISMATCH too)
             if fast is not None and fast[0] is _environ_get(b"MYIA_BACKEND"):
-                r = fast[1].last.entry(*args)
+                r = fast[1](*args)
                 if r.__class__ is not _Signal:
                     return r
                 # MISMATCH or DEEP: the checks and the dispatcher, below
@@ -214,13 +217,14 @@ class _Transformed:
                 compiled = self._compiled[backend] = compile(self, backend)
             r = compiled.pipeline.run(self, args, {})
             d = _fast_entry(compiled.pipeline, self, args)
-            self._fast = None if d is None else (marker, d)
+            self._fast = None if d is None else (marker, d.last.entry)
             return r
         except MyiaError as e:  # without the compiler's internal frames
             e.__traceback__ = None
             raise e from None
 
-    #: (the $MYIA_BACKEND it was made under, its LLVM dispatcher): see _fast_entry
+    #: (the $MYIA_BACKEND it was made under, the native entry of its last signature):
+    #: see _fast_entry
     _fast = None
 
     def _check_args(self, args):

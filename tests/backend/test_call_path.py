@@ -39,7 +39,7 @@ def test_grad_calls_after_the_first_keep_their_checks():
 def test_compiled_calls_after_the_first_fill_defaults_and_take_keywords():
     c = myia.compile(poly, backend="llvm")
     assert c(2.0, 1.0) == pytest.approx(4.0 + np.sin(2.0))
-    assert c._fast is not None
+    assert c._entry is not None
     assert c(2.0) == pytest.approx(12.0 + np.sin(2.0))  # the default, through MISMATCH
     x = np.linspace(0, 1, 5)
     np.testing.assert_allclose(c(x), 3.0 * x * x + np.sin(x))
