@@ -9,6 +9,7 @@ import subprocess
 import warnings
 
 import graphviz
+import numpy as np
 import pytest
 
 import myia
@@ -527,3 +528,16 @@ def test_missing_dot_in_jupyter_shows_text_and_warns(no_dot):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert view._repr_svg_() is None
+
+
+def sin_times(x):
+    return np.sin(x) * x
+
+
+def test_a_value_the_backward_pass_reads_is_named_by_what_computes_it():
+    """◀sin_times reads sin(x), which ▶sin_times kept: an unnamed value of an
+    enclosing graph is labelled `sin(x)↑`, not by its text IR number (`%3↑`)."""
+    view = myia.ir(myia.grad(sin_times), 0.5)
+    labels = {it.label for it in trace(view.graph, cross_edges=False).items.values()}
+    assert "mul(sin(x)↑, ·)" in labels, sorted(labels)
+    assert not any(re.search(r"%\d+↑", lab or "") for lab in labels), sorted(labels)

@@ -445,6 +445,19 @@ class _Tracer:
         its text IR name (`%7`)."""
         return node.name or self.namer.node(node)
 
+    def free_name(self, node):
+        """What a label calls a value of an enclosing graph: its user's name, else
+        what computes it when that is short (`cos(x)`, a value the forward pass kept
+        for the backward one), else its text IR name."""
+        if node.name or not isinstance(node, Apply) or not node.inputs[0].is_constant():
+            return self.short_name(node)
+        args = node.inputs[1:]
+        if len(args) > 2 or not all(a.name or a.is_constant() for a in args):
+            return self.short_name(node)
+        fn = node.inputs[0].value
+        parts = [a.name if a.name else shorten(self.text(a), 8) for a in args]
+        return f"{getattr(fn, 'name', fn)}({', '.join(parts)})"
+
     def node_id(self, node):
         if node not in self.node_ids:
             self.node_ids[node] = self.ids.make(self.namer.node(node))
@@ -557,7 +570,7 @@ class _Tracer:
             elif a.graph is not g and not self.cross_edges and self.compact:
                 # a free variable, in a drawing without edges between graphs: named
                 # in the label (↑: from an enclosing graph), like a constant
-                shown.append(shorten(self.short_name(a), MAX_CONSTANT_CHARS) + "↑")
+                shown.append(shorten(self.free_name(a), MAX_CONSTANT_CHARS) + "↑")
             else:
                 shown.append("·")
                 node_positions.append(i)
