@@ -244,6 +244,14 @@ def np_minimum(x, y):
     return np.minimum(x, y)
 
 
+def np_fmax(x, y):
+    return np.fmax(x, y)
+
+
+def np_fmin(x, y):
+    return np.fmin(x, y)
+
+
 def np_where(x, y):
     return np.where(x > 0.0, x * y, y)
 
@@ -641,6 +649,12 @@ CASES = [
     ("minimum", np_minimum, (1.5, -0.7)),
     ("minimum", np_minimum, (rand(3, 4), rand(3, 4))),
     ("minimum", np_minimum, (rand(3, 1), rand(1, 4))),
+    ("fmax", np_fmax, (1.5, -0.7)),
+    ("fmax", np_fmax, (rand(3, 4), rand(3, 4))),
+    ("fmax", np_fmax, (rand(3, 1), rand(1, 4))),
+    ("fmin", np_fmin, (-0.7, 1.5)),
+    ("fmin", np_fmin, (rand(3, 4), rand(3, 4))),
+    ("fmin", np_fmin, (rand(3, 4), 0.1)),
     ("where", np_where, (np.array([1.0, -2.0, 0.5, -0.1]), rand(4))),
     ("where", np_where, (-0.5, 2.0)),
     ("where", np_where_bcast, (rand(3, 1), rand(1, 4))),

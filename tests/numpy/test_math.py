@@ -1,7 +1,10 @@
 """Elementwise functions: values against NumPy on both backends, gradients against
 autograd (first and second order) and finite differences.  Cases: cases_math.py."""
 
+import numpy as np
 import pytest
+
+import myia
 
 from . import cases_math
 from .harness import BACKENDS, autograd_twin, check_fd, check_grad, check_value
@@ -37,3 +40,30 @@ def test_grad_finite_differences(case):
 @pytest.mark.parametrize("case", SECOND, ids=str)
 def test_second_order(case, backend, twin):
     check_grad(case, backend, twin, order=2)
+
+
+def _weighted_fmax(x, y):
+    return np.sum(np.fmax(x, y) * np.array([1.0, 2.0, 3.0, 4.0]))
+
+
+def _weighted_fmin(x, y):
+    return np.sum(np.fmin(x, y) * np.array([1.0, 2.0, 3.0, 4.0]))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", ["fmax", "fmin"])
+def test_fmax_fmin_gradients_where_one_side_is_nan(backend, name):
+    """np.fmax ignores a NaN: its sensitivity goes to the number (autograd's rule too),
+    half to each side at a tie."""
+    import autograd
+    import autograd.numpy as anp
+
+    x = np.array([1.0, np.nan, 2.0, 0.5])
+    y = np.array([np.nan, 3.0, 2.0, -1.0])
+    f = _weighted_fmax if name == "fmax" else _weighted_fmin
+    a_fn = getattr(anp, name)
+    got = myia.compile(myia.grad(f, argnums=(0, 1)), backend=backend)(x, y)
+    want = autograd.grad(lambda x, y: anp.sum(a_fn(x, y) * anp.array([1.0, 2.0, 3.0, 4.0])),
+                         argnum=[0, 1])(x, y)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)

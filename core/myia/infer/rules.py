@@ -307,7 +307,7 @@ def _scalar_join(prim, x, y):
         return AScalar(np.promote_types(x.dtype, y.dtype).name)
 
 
-@rule(P.maximum, P.minimum, fold=True)
+@rule(P.maximum, P.minimum, P.fmax, P.fmin, fold=True)
 def infer_max_min(x, y):
     if isinstance(x, AScalar) and isinstance(y, AScalar):
         # Python's `x if x >= y else y`: the type of whichever wins

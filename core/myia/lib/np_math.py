@@ -132,11 +132,11 @@ def np_logaddexp2(x1, x2):
 
 
 def np_fmax(x1, x2):
-    return P.where(x1 != x1, x2, P.where(x2 != x2, x1, P.maximum(x1, x2)))
+    return P.fmax(x1, x2)
 
 
 def np_fmin(x1, x2):
-    return P.where(x1 != x1, x2, P.where(x2 != x2, x1, P.minimum(x1, x2)))
+    return P.fmin(x1, x2)
 
 
 def np_clip(a, a_min, a_max):

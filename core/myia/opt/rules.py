@@ -489,7 +489,7 @@ _PURE_FOLDABLE = {
     "add", "sub", "mul", "truediv", "neg", "pow", "eq", "ne", "lt", "le", "gt", "ge", "not",
     "truth", "to_float", "to_int", "make_tuple", "tuple_getitem", "shape", "ndim", "dtype",
     "reduced_size", "reduced_shape", "inverse_axes", "len", "exp", "log", "sin", "cos",
-    "tanh", "sqrt", "abs", "sign", "maximum", "minimum", "reshape", "transpose",
+    "tanh", "sqrt", "abs", "sign", "maximum", "minimum", "fmax", "fmin", "reshape", "transpose",
 }
 
 
@@ -608,7 +608,7 @@ def reshape_to_same_shape(node, ctx):
     return None
 
 
-_ELEMENTWISE = {"add", "sub", "mul", "truediv", "maximum", "minimum", "pow"}
+_ELEMENTWISE = {"add", "sub", "mul", "truediv", "maximum", "minimum", "fmax", "fmin", "pow"}
 
 
 @rule

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import MyiaOverflowError, MyiaValueError
 from .grad_ops import zeros_like
-from .logic import eq, gt, lt
+from .logic import eq, gt, lt, ne
 from .mathfn import log
 from . import series as S
 from .primitive import PIECEWISE_LINEAR, Primitive, bprop, jet, jvp, linear_in
@@ -295,6 +295,25 @@ maximum = Primitive("maximum", _maximum, "elementwise max")
 minimum = Primitive("minimum", _minimum, "elementwise min")
 
 
+def _fmax(x, y):
+    if _any_array(x, y):
+        return np.fmax(x, y)
+    return y if x != x else (x if x >= y or y != y else y)
+
+
+def _fmin(x, y):
+    if _any_array(x, y):
+        return np.fmin(x, y)
+    return y if x != x else (x if x <= y or y != y else y)
+
+
+# np.fmax and np.fmin: max and min where a NaN loses to a number (llvm's maxnum, C's
+# fmax); a primitive of their own, as one vector instruction each where three selects
+# of where/maximum were 1.2x NumPy's time
+fmax = Primitive("fmax", _fmax, "elementwise max, NaN ignored (np.fmax)")
+fmin = Primitive("fmin", _fmin, "elementwise min, NaN ignored (np.fmin)")
+
+
 def _where(c, x, y):
     if _any_array(c, x) or isinstance(y, np.ndarray):
         return np.where(c, x, y)
@@ -319,6 +338,44 @@ def jvp_maximum(x, y, dx, dy):
 
 
 jet(maximum)(PIECEWISE_LINEAR)
+
+
+def _fmax_share(x, y, greater):
+    """x's share of the sensitivity of fmax (greater) or fmin: all of it where y is
+    NaN, none where x is, else as maximum's (half each at a tie)."""
+    wins = gt(x, y) if greater else lt(x, y)
+    share = where(wins, 1.0, where(eq(x, y), 0.5, 0.0))
+    return where(ne(x, x), 0.0, where(ne(y, y), 1.0, share))
+
+
+@bprop(fmax)
+def bprop_fmax(x, y, out, dout):
+    share = _fmax_share(x, y, True)
+    return (unbroadcast(dout * share, x), unbroadcast(dout * (1.0 - share), y))
+
+
+@jvp(fmax)
+def jvp_fmax(x, y, dx, dy):
+    share = _fmax_share(x, y, True)
+    return dx * share + dy * (1.0 - share)
+
+
+jet(fmax)(PIECEWISE_LINEAR)
+
+
+@bprop(fmin)
+def bprop_fmin(x, y, out, dout):
+    share = _fmax_share(x, y, False)
+    return (unbroadcast(dout * share, x), unbroadcast(dout * (1.0 - share), y))
+
+
+@jvp(fmin)
+def jvp_fmin(x, y, dx, dy):
+    share = _fmax_share(x, y, False)
+    return dx * share + dy * (1.0 - share)
+
+
+jet(fmin)(PIECEWISE_LINEAR)
 
 
 @bprop(minimum)

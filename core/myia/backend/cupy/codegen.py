@@ -158,6 +158,16 @@ def _minmax(cmp):
     return gen
 
 
+def _fminmax(fn, cmp):
+    def gen(out, a, b):
+        x, y = a.to(out), b.to(out)
+        if out in FLOATS:  # CUDA's fmax/fmin: a NaN loses to a number, as in NumPy
+            return f"{fn}({x}, {y})"
+        return f"({x} {cmp} {y} ? {x} : {y})"
+
+    return gen
+
+
 def _compare(op):
     def gen(out, a, b):
         return f"({a.expr} {op} {b.expr})"
@@ -199,6 +209,8 @@ EW_OPS = {
     P.sign: _sign,
     P.maximum: _minmax(">="),
     P.minimum: _minmax("<="),
+    P.fmax: _fminmax("fmax", ">="),
+    P.fmin: _fminmax("fmin", "<="),
     P.where: _where,
     P.eq: _compare("=="),
     P.ne: _compare("!="),

@@ -388,7 +388,7 @@ class Emulator:
                      "ascontiguousarray"):
             setattr(self, name, _fn1(getattr(np, name)))
         for name in ("true_divide", "floor_divide", "mod", "power", "maximum", "minimum",
-                     "arctan2", "hypot", "dot", "matmul"):
+                     "fmax", "fmin", "arctan2", "hypot", "dot", "matmul"):
             setattr(self, name, _fn2(getattr(np, name)))
 
     @staticmethod

@@ -424,6 +424,12 @@ def _device_impls(table):
     def minimum(x, y):
         return xp.minimum(dev(x), y)
 
+    def fmax(x, y):
+        return xp.fmax(dev(x), y)
+
+    def fmin(x, y):
+        return xp.fmin(dev(x), y)
+
     def sign(x):
         return xp.sign(dev(x))
 
@@ -461,7 +467,7 @@ def _device_impls(table):
         P.abs: unary(xp.abs),
         P.sign: sign, P.floor: unary(xp.floor), P.ceil: unary(xp.ceil),
         P.trunc: unary(xp.trunc), P.rint: unary(xp.rint),
-        P.maximum: maximum, P.minimum: minimum, P.where: where,
+        P.maximum: maximum, P.minimum: minimum, P.fmax: fmax, P.fmin: fmin, P.where: where,
         P.eq: binary(operator.eq), P.ne: binary(operator.ne), P.lt: binary(operator.lt),
         P.le: binary(operator.le), P.gt: binary(operator.gt), P.ge: binary(operator.ge),
         P.not_: unary(xp.logical_not), P.invert: unary(xp.invert),

@@ -46,7 +46,7 @@ EW_UNARY = {"neg", "abs", "sign", "floor", "ceil", "trunc", "rint", "not", "inve
             "to_float", "to_int", "astype"} | {
     p.name for p, (_, n) in LIBM.items() if n == 1}
 EW_BINARY = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "maximum", "minimum",
-             "eq", "ne", "lt", "le", "gt", "ge", "gadd", "bitwise_and", "bitwise_or",
+             "fmax", "fmin", "eq", "ne", "lt", "le", "gt", "ge", "gadd", "bitwise_and", "bitwise_or",
              "bitwise_xor"} | {
     p.name for p, (_, n) in LIBM.items() if n == 2}
 EW_ALL = EW_UNARY | EW_BINARY | {"where"}

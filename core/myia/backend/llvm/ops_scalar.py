@@ -99,7 +99,8 @@ def intrinsic(b, name, v):
     return f
 
 
-_INTRINSIC_ARITY = {"maximum": 2, "minimum": 2, "pow": 2, "copysign": 2}
+_INTRINSIC_ARITY = {"maximum": 2, "minimum": 2, "maxnum": 2, "minnum": 2, "pow": 2,
+                    "copysign": 2}
 
 
 def call_intrinsic(b, name, *vs):
@@ -448,6 +449,21 @@ def _minimum(b, x, y, dt, scalar):
     return _max_min(b, x, y, dt, scalar, False)
 
 
+@_binary("fmax")
+def _fmax(b, x, y, dt, scalar):
+    # llvm's maxnum is C's fmax: a NaN loses to a number
+    if dt in FLOATS:
+        return call_intrinsic(b, "maxnum", x, y)
+    return _max_min(b, x, y, dt, scalar, True)
+
+
+@_binary("fmin")
+def _fmin(b, x, y, dt, scalar):
+    if dt in FLOATS:
+        return call_intrinsic(b, "minnum", x, y)
+    return _max_min(b, x, y, dt, scalar, False)
+
+
 _CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
@@ -697,7 +713,7 @@ def _static_or_tuple_compare(fl, node, args, types, name):
 
 
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "maximum", "minimum",
-              "eq", "ne", "lt", "le", "gt", "ge", "neg", "abs", "sign", "floor", "ceil", "trunc",
+              "fmax", "fmin", "eq", "ne", "lt", "le", "gt", "ge", "neg", "abs", "sign", "floor", "ceil", "trunc",
               "rint", "not"):
     rule(getattr(P, _name if _name != "not" else "not_"))(_elementwise_rule(_name))
 for _p in LIBM:
