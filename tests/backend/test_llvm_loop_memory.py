@@ -104,3 +104,25 @@ def test_a_loop_gradient_inside_a_loop():
     x = np.linspace(-1.0, 1.0, 600)
     vm, llvm = both(train, 0.9, x, 40)
     assert llvm == pytest.approx(vm, rel=1e-12)
+
+
+def nested(x, n, m):
+    outer = np.zeros(4)  # carried by the outer loop, not used by the inner one
+    i = 0
+    while i < n:
+        acc = np.broadcast_to(np.sum(x) * 0.0 + i, (5000,))  # a view of a tiny temporary
+        j = 0
+        while j < m:
+            acc = np.reshape(np.reshape(acc * 0.5, (50, 100)) + 1.0, (5000,))  # views
+            j = j + 1
+        outer = outer + acc[:4]
+        x = x * 0.99
+        i = i + 1
+    return outer, x
+
+
+def test_nested_loops_broadcasts_and_reshaped_views_keep_their_values():
+    x = np.linspace(0.0, 1.0, 3000)
+    vm, llvm = both(nested, x, 30, 7)
+    for a, b in zip(vm, llvm):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
