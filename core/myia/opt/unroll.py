@@ -15,6 +15,7 @@ they are.
 
 import numpy as np
 
+from ..infer.abstract import AArray, ATuple
 from ..ir import Apply, Constant, Graph, Parameter, inline
 from ..prim import ops as P
 from .pass_manager import rule
@@ -54,8 +55,6 @@ def unroll_counted_loop(node, ctx):
 
 
 def _large_array(a):
-    from ..infer.abstract import AArray, ATuple
-
     if isinstance(a, ATuple):
         return any(_large_array(e) for e in a.elements)
     return isinstance(a, AArray) and (None in a.shape or

@@ -325,15 +325,22 @@ where = Primitive("where", _where, "elementwise select: cond ? x : y")
 
 # At a tie, max and min split the sensitivity evenly between x and y (as autograd and
 # JAX do), so that the gradient is the average of the two one-sided ones.
+def _max_share(x, y, greater):
+    """x's share of the sensitivity of maximum (greater) or minimum: 1 where x wins,
+    half at a tie, else 0."""
+    wins = gt(x, y) if greater else lt(x, y)
+    return where(wins, 1.0, where(eq(x, y), 0.5, 0.0))
+
+
 @bprop(maximum)
 def bprop_maximum(x, y, out, dout):
-    share = where(gt(x, y), 1.0, where(eq(x, y), 0.5, 0.0))
+    share = _max_share(x, y, True)
     return (unbroadcast(dout * share, x), unbroadcast(dout * (1.0 - share), y))
 
 
 @jvp(maximum)
 def jvp_maximum(x, y, dx, dy):
-    share = where(gt(x, y), 1.0, where(eq(x, y), 0.5, 0.0))
+    share = _max_share(x, y, True)
     return dx * share + dy * (1.0 - share)
 
 
@@ -343,9 +350,7 @@ jet(maximum)(PIECEWISE_LINEAR)
 def _fmax_share(x, y, greater):
     """x's share of the sensitivity of fmax (greater) or fmin: all of it where y is
     NaN, none where x is, else as maximum's (half each at a tie)."""
-    wins = gt(x, y) if greater else lt(x, y)
-    share = where(wins, 1.0, where(eq(x, y), 0.5, 0.0))
-    return where(ne(x, x), 0.0, where(ne(y, y), 1.0, share))
+    return where(ne(x, x), 0.0, where(ne(y, y), 1.0, _max_share(x, y, greater)))
 
 
 @bprop(fmax)
@@ -380,13 +385,13 @@ jet(fmin)(PIECEWISE_LINEAR)
 
 @bprop(minimum)
 def bprop_minimum(x, y, out, dout):
-    share = where(lt(x, y), 1.0, where(eq(x, y), 0.5, 0.0))
+    share = _max_share(x, y, False)
     return (unbroadcast(dout * share, x), unbroadcast(dout * (1.0 - share), y))
 
 
 @jvp(minimum)
 def jvp_minimum(x, y, dx, dy):
-    share = where(lt(x, y), 1.0, where(eq(x, y), 0.5, 0.0))
+    share = _max_share(x, y, False)
     return dx * share + dy * (1.0 - share)
 
 

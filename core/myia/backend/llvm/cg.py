@@ -486,6 +486,15 @@ def arena_free_fn(f):
     b.ret_void()
 
 
+def _block_holds(b, block, addr):
+    """Does the arena block `block` hold the address `addr` (an i64) in its data?  (A
+    block of 0 bytes holds its first address.)  Also its data size."""
+    lo = b.add(b.ptrtoint(block, I64), i64(ARENA_HEADER))
+    size = load_at(b, block, 8, I64)
+    hi = b.add(lo, b.select(b.icmp_signed("<", size, i64(1)), i64(1), size))
+    return b.and_(b.icmp_unsigned(">=", addr, lo), b.icmp_unsigned("<", addr, hi)), size
+
+
 @runtime_fn("myia_arena_release", VOID, [PTR, PTR, PTR, I64], nocapture=(0, 2))
 def arena_release_fn(f):
     """void myia_arena_release(ctx, ptr mark, ptr keep, i64 nkeep): free the blocks
@@ -519,9 +528,7 @@ def arena_release_fn(f):
     # does `cur` hold a kept address?  (an escaped block is always kept)
     b.position_at_end(body)
     nxt = b.load(cur, typ=PTR)
-    lo = b.add(b.ptrtoint(cur, I64), i64(ARENA_HEADER))
     size = load_at(b, cur, 8, I64)
-    hi = b.add(lo, b.select(b.icmp_signed("<", size, i64(1)), i64(1), size))
     escaped = b.icmp_unsigned("!=", load_at(b, cur, 16, PTR), NULL)
     b.cbranch(escaped, keep_bb, scan)
     b.position_at_end(scan)
@@ -529,8 +536,7 @@ def arena_release_fn(f):
     j.add_incoming(i64(0), body)
     b.cbranch(b.icmp_signed("<", j, nkeep), scan_body, drop_bb)
     b.position_at_end(scan_body)
-    addr = b.ptrtoint(b.load(gep(b, keep, [j], PTR), typ=PTR), I64)
-    inside = b.and_(b.icmp_unsigned(">=", addr, lo), b.icmp_unsigned("<", addr, hi))
+    inside, _ = _block_holds(b, cur, b.ptrtoint(b.load(gep(b, keep, [j], PTR), typ=PTR), I64))
     j.add_incoming(b.add(j, i64(1)), scan_body)
     b.cbranch(inside, keep_bb, scan)
     b.position_at_end(keep_bb)
@@ -588,11 +594,7 @@ def arena_owner_fn(f):
     kind = load_at(b, cur, 24, I64)
     b.cbranch(b.icmp_signed("==", kind, i64(BLOCK_OWN)), check, nxt_bb)
     b.position_at_end(check)
-    lo = b.add(b.ptrtoint(cur, I64), i64(ARENA_HEADER))
-    size = load_at(b, cur, 8, I64)
-    size1 = b.select(b.icmp_signed("<", size, i64(1)), i64(1), size)
-    hi = b.add(lo, size1)
-    ok = b.and_(b.icmp_unsigned(">=", addr, lo), b.icmp_unsigned("<", addr, hi))
+    ok, _ = _block_holds(b, cur, addr)
     b.cbranch(ok, inside, nxt_bb)
     b.position_at_end(inside)
     cap = load_at(b, cur, 16, PTR)

@@ -26,12 +26,11 @@ from ...prim.dynamic import index_message, slice_message
 from . import cg
 from .cg import i64
 from .lower import backend_error, rule
-from .ltypes import EMPTY, Array, Static
+from .ltypes import EMPTY, ITEMSIZE, Array, Static
 from .ops_array import (LoopNest, c_strides, data_of, dims, elem_ptr, load_elem, make_array,
                         new_array, store_elem, strides)
 from .ops_scalar import cast
 from .ops_shape import _axis, _static_dims, copy_into
-from .ltypes import ITEMSIZE
 from .runtime import I1, declare
 
 
@@ -124,7 +123,8 @@ def lower_gather(fl, node, args, types, out):
     if n is None:
         raise backend_error(f"a gather from an array of unknown shape {x_t}", node)
     x_data, idx_data, res_data = data_of(b, args[0]), data_of(b, args[1]), data_of(b, res)
-    x_step = strides(fl, args[0], x_t)[axis]
+    xs = strides(fl, args[0], x_t)
+    x_step = xs[axis]
     x_st, idx_st = _gather_operands(fl, args[0], x_t, args[1], idx_t, axis, out.ndim)
     operands = [("x", x_data, x_st), ("idx", idx_data, idx_st),
                 ("out", res_data, c_strides(b, shape)[0])]
@@ -143,7 +143,6 @@ def lower_gather(fl, node, args, types, out):
         return res
     # rows: x.shape[1:] contiguous in x (checked at run time: x may be a view)
     row_st, row = c_strides(b, [i64(d) for d in x_t.shape[1:]])
-    xs = strides(fl, args[0], x_t)
     contiguous = ir.Constant(I1, 1)
     for have, want, d in zip(xs[1:], row_st, x_t.shape[1:]):
         if d != 1:  # (a stride of a length-1 axis does not matter)

@@ -449,19 +449,21 @@ def _minimum(b, x, y, dt, scalar):
     return _max_min(b, x, y, dt, scalar, False)
 
 
+def _fmax_fmin(b, x, y, dt, scalar, greater):
+    # llvm's maxnum and minnum are C's fmax and fmin: a NaN loses to a number
+    if dt in FLOATS:
+        return call_intrinsic(b, "maxnum" if greater else "minnum", x, y)
+    return _max_min(b, x, y, dt, scalar, greater)
+
+
 @_binary("fmax")
 def _fmax(b, x, y, dt, scalar):
-    # llvm's maxnum is C's fmax: a NaN loses to a number
-    if dt in FLOATS:
-        return call_intrinsic(b, "maxnum", x, y)
-    return _max_min(b, x, y, dt, scalar, True)
+    return _fmax_fmin(b, x, y, dt, scalar, True)
 
 
 @_binary("fmin")
 def _fmin(b, x, y, dt, scalar):
-    if dt in FLOATS:
-        return call_intrinsic(b, "minnum", x, y)
-    return _max_min(b, x, y, dt, scalar, False)
+    return _fmax_fmin(b, x, y, dt, scalar, False)
 
 
 _CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -713,8 +715,8 @@ def _static_or_tuple_compare(fl, node, args, types, name):
 
 
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "maximum", "minimum",
-              "fmax", "fmin", "eq", "ne", "lt", "le", "gt", "ge", "neg", "abs", "sign", "floor", "ceil", "trunc",
-              "rint", "not"):
+              "fmax", "fmin", "eq", "ne", "lt", "le", "gt", "ge", "neg", "abs", "sign", "floor",
+              "ceil", "trunc", "rint", "not"):
     rule(getattr(P, _name if _name != "not" else "not_"))(_elementwise_rule(_name))
 for _p in LIBM:
     rule(_p)(_elementwise_rule(_p.name))
