@@ -23,7 +23,9 @@ import llvmlite.ir as ir
 from ...errors import MyiaMemoryError, MyiaRecursionError
 from ...ir import Apply
 from ...prim import Primitive
+from . import cg, chain
 from .cg import NULL, i32, i64
+from .chain import chain_layout
 # bounded like native recursion: past MAX_DEPTH pending iterations, or MAX_BYTES of
 # records, a MyiaRecursionError
 from .explicit_stack import MAX_BYTES, MAX_DEPTH
@@ -55,21 +57,32 @@ class ConsLoop:
     """The cons loop of one FnLowering (see the module doc)."""
 
     def __init__(self, fl, site):
-        from . import cg
 
         self.fl = fl
         self.site = site
         b = fl.b
+        g = site.graph
+        opt = fl.ltype(g.output).options[0]
+        # a chain's records go one after another in segments (see chain.py)
+        lay = chain_layout(fl.L, opt)
+        self.lay = lay if lay is not None and lay.link == fl.L.fvs[g.output.value].index(site) \
+            else None
         with b.goto_block(fl.alloca_block):
             self.hole = cg.alloca(b, PTR, "cons.hole")  # where the next result goes
             self.first = cg.alloca(b, to_ir(fl.out_t), "cons.first")  # the result
             self.depth = cg.alloca(b, I64, "cons.depth")
             b.store(NULL, self.hole)
             b.store(i64(0), self.depth)
+            if self.lay is not None:  # the chain's last segment, the records it holds
+                self.segment = cg.alloca(b, PTR, "chain.segment")
+                self.room = cg.alloca(b, I64, "chain.room")  # of the last segment
+                self.cap = cg.alloca(b, I64, "chain.capacity")
+                b.store(NULL, self.segment)
+                b.store(i64(0), self.room)
+                b.store(i64(0), self.cap)
 
     def emit_site(self, node):
         """Make the closure the graph returns, link it, and loop; the block ends (None)."""
-        from . import cg
         from .lower import _what_is_made, coerce, load_captured
 
         fl = self.fl
@@ -85,27 +98,32 @@ class ConsLoop:
         depth = b.add(b.load(self.depth, typ=I64), i64(1))
         b.store(depth, self.depth)
         rec_ir = L.captured_ir(opt)
-        size = rec_ir.get_abi_size(L.engine.tm.target_data)
+        size = self.lay.size if self.lay is not None else \
+            rec_ir.get_abi_size(L.engine.tm.target_data)
         fl.error_if(b.icmp_signed(">", depth, i64(min(MAX_DEPTH, MAX_BYTES // size))),
                     node, MyiaRecursionError,
                     f"recursion too deep: more than {MAX_DEPTH} pending calls of "
                     f"{fl.entry.name}, or {MAX_BYTES >> 20} MiB of their closures")
-        rec = ir.Constant(rec_ir, ir.Undefined)
-        for i, v in enumerate(fvs):
-            if i != k:
-                rec = b.insert_value(rec, fl.value(v), i)
-        # records packed at 8 bytes where they allow it: the chain holds one per iteration
-        packed = rec_ir.get_abi_alignment(L.engine.tm.target_data) <= 8
         site = fl.site(node, MyiaMemoryError, _what_is_made(node))
-        p = cg.alloc(b, fl.ctx, i64(size), site, packed=packed)
-        b.store(rec, p)
-        hole = b.load(self.hole, typ=PTR)
-        with b.if_else(b.icmp_unsigned("==", hole, NULL)) as (first, then):
-            with first:
-                b.store(coerce(fl, p, ctype, fl.out_t, node), self.first)
-            with then:
-                b.store(coerce(fl, p, ctype, out, node), hole)
-        b.store(cg.gep(b, p, [i32(0), i32(k)], rec_ir), self.hole)
+        if self.lay is not None:
+            self.append(node, ctype, [None if i == k else fl.value(v) for i, v in enumerate(fvs)],
+                        site)
+        else:
+            rec = ir.Constant(rec_ir, ir.Undefined)
+            for i, v in enumerate(fvs):
+                if i != k:
+                    rec = b.insert_value(rec, fl.value(v), i)
+            # records packed at 8 bytes where they allow it: one per iteration
+            packed = rec_ir.get_abi_alignment(L.engine.tm.target_data) <= 8
+            p = cg.alloc(b, fl.ctx, i64(size), site, packed=packed)
+            b.store(rec, p)
+            hole = b.load(self.hole, typ=PTR)
+            with b.if_else(b.icmp_unsigned("==", hole, NULL)) as (first, then):
+                with first:
+                    b.store(coerce(fl, p, ctype, fl.out_t, node), self.first)
+                with then:
+                    b.store(coerce(fl, p, ctype, out, node), hole)
+            b.store(cg.gep(b, p, [i32(0), i32(k)], rec_ir), self.hole)
         callee = node.inputs[0]
         args = [fl.value(i) for i in node.inputs[1:]]
         types = [fl.ltype(i) for i in node.inputs[1:]]
@@ -117,12 +135,53 @@ class ConsLoop:
         fl.call_graph(fl.entry, bound, args, types, out, node, tail=True)
         return None
 
+    def append(self, node, ctype, values, site):
+        """A chain's record of `values` after the last one, in a new segment when
+        that one is full; the first is the result."""
+        from .lower import coerce
+
+        fl = self.fl
+        b = fl.b
+        lay = self.lay
+        seg = b.load(self.segment, typ=PTR)
+        room = b.load(self.room, typ=I64)
+        with b.if_then(b.icmp_signed("==", room, i64(0)), likely=False):
+            # a new segment: FIRST records, then twice those of the last (it is full)
+            cap = b.load(self.cap, typ=I64)
+            cap = b.select(b.icmp_unsigned("==", seg, NULL), i64(chain.FIRST),
+                           b.select(b.icmp_signed("<", cap, i64(lay.max_count // 2)),
+                                    b.add(cap, cap), i64(lay.max_count)))
+            b.store(chain.new_segment(fl, lay, cap, seg, site), self.segment)
+            b.store(cap, self.cap)
+            b.store(cap, self.room)
+        seg = b.load(self.segment, typ=PTR)
+        room = b.load(self.room, typ=I64)
+        b.store(b.sub(room, i64(1)), self.room)
+        p = chain.store(fl, lay, seg, b.sub(b.load(self.cap, typ=I64), room), values)
+        with b.if_then(b.icmp_unsigned("==", b.load(self.hole, typ=PTR), NULL), likely=False):
+            b.store(coerce(fl, p, ctype, fl.out_t, node), self.first)
+            b.store(p, self.hole)  # (not NULL: the chain has begun)
+
     def ret(self, v):
         """Return `v` (of the function's output type): into the last hole, if any."""
         from .lower import coerce
 
         fl = self.fl
         b = fl.b
+        if self.lay is not None:  # the chain's terminal
+            hole = b.load(self.hole, typ=PTR)
+            with b.if_else(b.icmp_unsigned("==", hole, NULL)) as (direct, linked):
+                with direct:
+                    b.store(v, fl.outp)
+                with linked:  # the last segment: its count, the terminal
+                    t = coerce(fl, v, fl.out_t, fl.ltype(self.site), self.site)
+                    seg = b.load(self.segment, typ=PTR)
+                    count = b.sub(b.load(self.cap, typ=I64), b.load(self.room, typ=I64))
+                    cg.store_at(b, count, seg, chain.COUNT)
+                    cg.store_at(b, t, seg, chain.TERMINAL)
+                    b.store(b.load(self.first, typ=to_ir(fl.out_t)), fl.outp)
+            b.ret(i32(STATUS_OK))
+            return
         hole = b.load(self.hole, typ=PTR)
         with b.if_else(b.icmp_unsigned("==", hole, NULL)) as (direct, linked):
             with direct:

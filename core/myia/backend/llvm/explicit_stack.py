@@ -119,7 +119,7 @@ class ExplicitStack:
         out = fl.ltype(node)
         live = self.live(node)
         values = [fl.env[x] for x in live]
-        self.entry_t = ir.LiteralStructType([v.type for v in values])
+        self.entry_t = self.entry_type(live, values)
         block = fl.fn.append_basic_block("resume")
         with b.goto_block(block):
             t_phi = b.phi(to_ir(out), name="returned")
@@ -127,8 +127,11 @@ class ExplicitStack:
                     zip(live, values)]
         self.resume = (block, t_phi, phis, out)
 
-        def recurse(bound):
-            self.push(values)
+        def recurse(opt, record, bound=None):
+            # saved first: a ChainWalk reads the next level's values with its state
+            self.push(values, record)
+            if bound is None:
+                bound = self.level_values(opt, record)
             fl.call_graph(entry, bound, args, types, out, node, tail=True)
 
         def base(r):
@@ -139,25 +142,24 @@ class ExplicitStack:
             b.branch(block)
 
         if callee.is_constant_graph():
-            recurse([fl.value(fv) for fv in L.fvs.get(callee.value, ())])
+            recurse(None, None, [fl.value(fv) for fv in L.fvs.get(callee.value, ())])
         else:
             from .lower import load_captured
 
             ftype = fl.ltype(callee)
             fv = fl.value(callee)
             if ftype.single:
-                opt = ftype.options[0]
-                recurse(load_captured(b, L, opt, fv) if opt.n_captured else [])
+                recurse(ftype.options[0], fv)
             else:
                 env, blocks = fl.branch_on_tag(fv, len(ftype.options), "option")
                 for opt, bb in zip(ftype.options, blocks):
                     b.position_at_end(bb)
-                    bound = load_captured(b, L, opt, env) if opt.n_captured else []
                     if opt.prim is None and opt.graph is entry:
-                        recurse(bound)
+                        recurse(opt, env)
                     elif opt.prim is not None:
                         base(fl.call_prim(opt.prim, args, types, out, node, False))
                     else:
+                        bound = load_captured(b, L, opt, env) if opt.n_captured else []
                         base(fl.call_graph(opt.graph, bound, args, types, out, node, False))
         b.position_at_end(block)
         for x, phi in zip(live, phis):
@@ -166,15 +168,32 @@ class ExplicitStack:
 
     # ---- the stack -------------------------------------------------------------------
 
+    def level_values(self, opt, record):
+        """The values the called level binds: those of `opt` in `record`."""
+        from .lower import load_captured
+
+        return load_captured(self.fl.b, self.fl.L, opt, record) if opt.n_captured else []
+
+    def entry_type(self, live, values):
+        """The type of one stack entry: the values saved at the call."""
+        return ir.LiteralStructType([v.type for v in values])
+
     def _entry_size(self):
         return self.entry_t.get_abi_size(self.fl.L.engine.tm.target_data) \
             if self.entry_t.elements else 0
 
-    def push(self, values):
-        fl = self.fl
-        b = fl.b
+    def push(self, values, record=None):
+        """Save `values` for the call being made (of the function value whose record
+        is `record`, if known)."""
+        b = self.fl.b
         depth = b.add(b.load(self.depth, typ=I64), i64(1))
         b.store(depth, self.depth)
+        self.save(values, depth)
+
+    def save(self, values, depth):
+        """Push an entry of `values` (`depth`: the pending calls, with this one)."""
+        fl = self.fl
+        b = fl.b
         size = self._entry_size()
         if not size:  # (otherwise MAX_BYTES bounds the depth, checked per chunk)
             fl.error_if(b.icmp_signed(">", depth, i64(MAX_DEPTH)), self.site,
@@ -215,9 +234,14 @@ class ExplicitStack:
 
     def pop(self):
         """The values of the last push (the stack is not empty)."""
+        b = self.fl.b
+        b.store(b.sub(b.load(self.depth, typ=I64), i64(1)), self.depth)
+        return self.restore()
+
+    def restore(self):
+        """Pop the last entry; its values."""
         fl = self.fl
         b = fl.b
-        b.store(b.sub(b.load(self.depth, typ=I64), i64(1)), self.depth)
         size = self._entry_size()
         if not size:  # the values take no room (functions that capture nothing...)
             return [ir.Constant(t, None) for t in self.entry_t.elements]

@@ -52,6 +52,8 @@ from ...prim import ops as P
 from . import cg
 from .cg import NULL, alloca, check_status, ctx_load, ctx_store, i32, i64
 from .dynenv import DynamicEnvs
+from . import chain
+from .chain import chain_layout
 from .cons_loop import ConsLoop, is_cons_site
 from .explicit_stack import ExplicitStack, recursive_site
 from .ltypes import (ANY_ENV, CLOSURE_IR, EMPTY, AnyEnv, Array, Callee, Env, Func, Scalar,
@@ -583,6 +585,9 @@ def load_captured(b, L, option, env):
     """The values captured by function option `option`, read from record `env`."""
     if not option.n_captured:
         return []
+    lay = chain_layout(L, option)
+    if lay is not None:  # a record of a chain, without its link
+        return chain.load(b, L, lay, env)
     rec = b.load(env, typ=L.captured_ir(option))
     return [b.extract_value(rec, k) for k in range(option.n_captured)]
 
@@ -709,8 +714,13 @@ class FnLowering(Emitter):
         self.arena_mark = ctx_load(b, self.ctx, "arena")
         site = recursive_site(L, self.entry) if L.unrecurse else None
         if site is not None:
-            self.stack = ConsLoop(self, site) if is_cons_site(L, site) \
-                else ExplicitStack(self, site)
+            lay = chain_layout(L, L.graph_func_type(self.entry).options[0])
+            if is_cons_site(L, site):
+                self.stack = ConsLoop(self, site)
+            elif lay is not None and chain.walk_applies(L, self.entry, site, lay):
+                self.stack = chain.ChainWalk(self, site, lay)
+            else:
+                self.stack = ExplicitStack(self, site)
         start = f.append_basic_block("start")
         if L.guarded(self.entry):
             b.branch(start)
@@ -900,6 +910,9 @@ class FnLowering(Emitter):
         arena record of them (nothing when it captures nothing)."""
         if not callee.n_captured:
             return ir.Constant(EMPTY, [])
+        lay = chain_layout(self.L, callee)
+        if lay is not None:  # a chain of one record
+            return chain.make(self, lay, values, getattr(self, "node", None))
         b = self.b
         rec_ir = self.L.captured_ir(callee)
         rec = ir.Constant(rec_ir, ir.Undefined)

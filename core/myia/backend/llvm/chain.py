@@ -1,0 +1,330 @@
+"""A loop gradient's backpropagators laid out flat: records in segments, no links.
+
+The forward pass of a loop's gradient makes one backpropagator per iteration, a
+closure that captures what that iteration's backward step needs (its residuals) and
+the backpropagator of the rest of the loop (its link `k`), which it calls once:
+
+    ◀body(dout) [free: c, k]:   return k(1.0) * c
+
+As ordinary records, each iteration kept {c, k}, k a tagged pointer (24 bytes for one
+float), and the backward walk (explicit_stack) saved c once more per level.
+
+A *chain option* is a closure option with exactly one captured value of a function
+type that offers the option itself (the link; a type with other options too, one of
+which ends the chain).  Its records leave the link out.  They lie one after another
+in segments, each record ending with its position in its segment (2 bytes), and the
+link is computed when a record is read (`load`):
+
+    segment:  {prev, next, count, terminal}  record 0, record 1, ..., record count-1
+    link of record i:  record i + 1, else the next segment's record 0, else the
+                       terminal (the closure the loop's last iteration linked to)
+
+`cons_loop` appends a record per iteration and stores the terminal when the loop
+ends; a record made anywhere else is a segment of its own (`make`), whose terminal
+is its link.  In the chain option's own function, `ChainWalk` runs the recursion
+through the link keeping the record of the level it is in: when what follows the
+recursive call uses only residuals, a level saves nothing, since on the way back the
+level's record is the one before in the chain (`prev`) and its residuals are read
+from it again.  For x = sin(x) repeated n times: 10 bytes per iteration (JAX's scan
+keeps 8), was 32.
+"""
+
+import llvmlite.ir as ir
+
+from ...ir import Apply
+from ...prim import Primitive
+from . import cg
+from .cg import NULL, i64
+from .explicit_stack import ExplicitStack
+from .ltypes import CLOSURE_IR, Func, to_ir
+from .runtime import I64, PTR
+
+I16 = ir.IntType(16)
+# the segment header: {prev segment, next segment, records in it, terminal}
+PREV, NEXT, COUNT, TERMINAL = 0, 8, 16, 24
+HEADER = 48
+#: a chain's first segment holds FIRST records; each next one twice as many, up to
+#: what the 2-byte position allows or about SEGMENT_BYTES
+FIRST = 8
+SEGMENT_BYTES = 1 << 20
+
+
+class ChainLayout:
+    """The record layout of chain option `option`, whose captured value number
+    `link` is its link."""
+
+    def __init__(self, L, option, link):
+        self.option = option
+        self.link = link
+        self.link_t = L.ltype(option.fvs[link])
+        self.tag = next(k for k, o in enumerate(self.link_t.options) if _is(o, option))
+        types = L.captured_types(option)
+        self.residuals = [i for i in range(len(types)) if i != link]
+        # packed: a record is its values and its position, nothing more
+        self.rec_ir = ir.LiteralStructType([to_ir(types[i]) for i in self.residuals] + [I16],
+                                           packed=True)
+        self.size = self.rec_ir.get_abi_size(L.engine.tm.target_data)
+        self.max_count = min(1 << 16, max(FIRST, SEGMENT_BYTES // self.size))
+
+    def field(self, i):
+        """The field of the record that holds captured value number i."""
+        return self.residuals.index(i)
+
+
+def _is(o, option):
+    # two copies of a graph may share an option (see ltypes.Callee): either way
+    return o.prim is None and (o == option or o.graph is option.graph)
+
+
+def chain_layout(L, option):
+    """The ChainLayout of function option `option`, or None if it is not a chain.
+    Decided by its graph alone: whoever makes a record and whoever reads it agree."""
+    if option.prim is not None or option.graph is None or option.bound:
+        return None
+    cache = L.__dict__.setdefault("_chains", {})
+    if option.graph in cache:
+        return cache[option.graph]
+    links = []
+    for i, v in enumerate(option.fvs):
+        t = L.ltype(v)
+        if isinstance(t, Func) and not t.single and any(_is(o, option) for o in t.options):
+            links.append(i)
+    lay = cache[option.graph] = ChainLayout(L, option, links[0]) if len(links) == 1 else None
+    return lay
+
+
+# ---- records ---------------------------------------------------------------------------
+
+
+def _segment_of(b, lay, p):
+    """(the segment of record p, p's position in it)."""
+    rec = b.load(p, typ=lay.rec_ir)
+    idx = b.zext(b.extract_value(rec, len(lay.residuals)), I64)
+    seg = cg.at(b, p, b.sub(i64(0), b.add(i64(HEADER), b.mul(idx, i64(lay.size)))))
+    return seg, idx, rec
+
+
+def load(b, L, lay, p):
+    """The captured values of chain record p, its link included (see the module doc)."""
+    seg, idx, rec = _segment_of(b, lay, p)
+    count = cg.load_at(b, seg, COUNT, I64)
+    nxt = cg.load_at(b, seg, NEXT, PTR)
+    terminal = cg.load_at(b, seg, TERMINAL, to_ir(lay.link_t))
+    inside = b.icmp_signed("<", b.add(idx, i64(1)), count)
+    following = b.select(inside, cg.at(b, p, lay.size), cg.at(b, nxt, HEADER))
+    linked = b.insert_value(ir.Constant(CLOSURE_IR, [i64(lay.tag), NULL]), following, 1)
+    more = b.or_(inside, b.icmp_unsigned("!=", nxt, NULL))
+    link = b.select(more, linked, terminal)
+    out = []
+    for i in range(len(lay.residuals) + 1):
+        out.append(link if i == lay.link else b.extract_value(rec, lay.field(i)))
+    return out
+
+
+def residuals_at(b, lay, p, indices):
+    """The captured values number `indices` (residuals) of record p."""
+    rec = b.load(p, typ=lay.rec_ir)
+    return [b.extract_value(rec, lay.field(i)) for i in indices]
+
+
+def _record(b, lay, values, idx):
+    rec = ir.Constant(lay.rec_ir, ir.Undefined)
+    for f, i in enumerate(lay.residuals):
+        rec = b.insert_value(rec, values[i], f)
+    return b.insert_value(rec, b.trunc(idx, I16), len(lay.residuals))
+
+
+def new_segment(fl, lay, count, prev, site):
+    """A segment for `count` records after segment `prev` (or NULL); its count says
+    it is full (the last one's is set when its chain ends)."""
+    b = fl.b
+    seg = cg.alloc(b, fl.ctx, b.add(i64(HEADER), b.mul(count, i64(lay.size))), site)
+    cg.store_at(b, prev, seg, PREV)
+    cg.store_at(b, NULL, seg, NEXT)
+    cg.store_at(b, count, seg, COUNT)
+    with b.if_then(b.icmp_unsigned("!=", prev, NULL)):
+        cg.store_at(b, seg, prev, NEXT)
+    return seg
+
+
+def store(fl, lay, seg, idx, values):
+    """Store record number `idx` of segment `seg`: `values` (all captured values; the
+    link's is not stored); its address."""
+    b = fl.b
+    p = cg.at(b, seg, b.add(i64(HEADER), b.mul(idx, i64(lay.size))))
+    b.store(_record(b, lay, values, idx), p)
+    return p
+
+
+def make(fl, lay, values, node):
+    """A record of `values` made outside a chain's loop: a segment of its own, whose
+    terminal is the link it captures."""
+    from .lower import _what_is_made
+    from ...errors import MyiaMemoryError
+
+    b = fl.b
+    site = fl.site(node, MyiaMemoryError, _what_is_made(node)) if node is not None else -1
+    seg = new_segment(fl, lay, i64(1), NULL, site)
+    cg.store_at(b, values[lay.link], seg, TERMINAL)
+    return store(fl, lay, seg, i64(0), values)
+
+
+# ---- the backward walk -------------------------------------------------------------------
+
+
+def walk_applies(L, entry, site, lay):
+    """Can the recursion of chain option `lay`'s function (entry graph `entry`) through
+    its link at `site` run as a ChainWalk?  The site must call the link, which
+    nothing else uses, and no other call in the function may enter `entry`."""
+    if site is None or site.graph is not entry or site.inputs[0] is not lay.option.fvs[lay.link]:
+        return False
+    k = lay.option.fvs[lay.link]
+    if any(u is not site or i != 0 for u, i in L.mng.users(k)):
+        return False
+    for g in L.tail_group(entry):
+        for node in L.mng.nodes(g):
+            if node is site or not isinstance(node, Apply) \
+                    or node.inputs[0].is_constant(Primitive):
+                continue
+            gs = L.callee_graphs(node.inputs[0])
+            if gs is None or entry in gs:
+                return False
+    return True
+
+
+class ChainWalk(ExplicitStack):
+    """The recursion of a chain option's function through its link (see the module
+    doc).  Its state: the record of the level it is in (`cur`), that record's segment
+    and the end of the segment's records.  Going down, the next record is found by
+    comparing pointers; coming back, the level's record is the one before.  A level
+    saves nothing, except the first (its values, in allocas) and one entered where
+    the link leads out of the chain (to a record of another chain: its previous
+    record and the depth of the last such level, 16 bytes)."""
+
+    def __init__(self, fl, site, lay):
+        super().__init__(fl, site)
+        self.lay = lay
+        b = fl.b
+        with b.goto_block(fl.alloca_block):
+            self.cur = cg.alloca(b, PTR, "chain.record")
+            self.seg = cg.alloca(b, PTR, "chain.segment")
+            self.end = cg.alloca(b, PTR, "chain.end")
+            self.mark = cg.alloca(b, I64, "chain.mark")  # the depth of the last jump
+            b.store(i64(0), self.mark)
+        self.remat = None  # the captured-value numbers of the values a level needs
+        self.top = self.back = None  # allocas: the first level's values, popped ones
+
+    def entry_type(self, live, values):
+        fvs = self.lay.option.fvs
+        idx = [next((i for i, v in enumerate(fvs) if v is x), None) for x in live]
+        if any(i is None or i == self.lay.link for i in idx):
+            return super().entry_type(live, values)  # a value computed before the call
+        self.remat = idx
+        self.top = [self.fl.alloca(v.type, "chain.top") for v in values]
+        self.back = [self.fl.alloca(v.type, "chain.back") for v in values]
+        return ir.LiteralStructType([PTR, I64])
+
+    def _locate(self, p):
+        """Set the state to record p, found through its position."""
+        b = self.fl.b
+        seg, _, _ = _segment_of(b, self.lay, p)
+        b.store(p, self.cur)
+        b.store(seg, self.seg)
+        self._set_end(seg)
+
+    def _set_end(self, seg):
+        b = self.fl.b
+        count = cg.load_at(b, seg, COUNT, I64)
+        b.store(cg.at(b, seg, b.add(i64(HEADER), b.mul(count, i64(self.lay.size)))), self.end)
+
+    def push(self, values, record=None):
+        if self.remat is None or record is None:
+            return super().push(values, record)
+        b = self.fl.b
+        lay = self.lay
+        depth = b.load(self.depth, typ=I64)
+        new_depth = b.add(depth, i64(1))
+        with b.if_else(b.icmp_signed("==", depth, i64(0)), likely=False) as (top, deeper):
+            with top:
+                for slot, v in zip(self.top, values):
+                    b.store(v, slot)
+                self._locate(record)
+            with deeper:
+                cur = b.load(self.cur, typ=PTR)
+                seg = b.load(self.seg, typ=PTR)
+                after = cg.at(b, cur, lay.size)
+                same = b.and_(b.icmp_unsigned("==", record, after),
+                              b.icmp_unsigned("<", after, b.load(self.end, typ=PTR)))
+                with b.if_else(same, likely=True) as (inside, outside):
+                    with inside:
+                        b.store(record, self.cur)
+                    with outside:
+                        nxt = cg.load_at(b, seg, NEXT, PTR)
+                        following = b.and_(b.icmp_unsigned("!=", nxt, NULL),
+                                           b.icmp_unsigned("==", record, cg.at(b, nxt, HEADER)))
+                        with b.if_else(following) as (on, jump):
+                            with on:
+                                b.store(record, self.cur)
+                                b.store(nxt, self.seg)
+                                self._set_end(nxt)
+                            with jump:  # into another chain: remember where we were
+                                self.save([cur, b.load(self.mark, typ=I64)], new_depth)
+                                b.store(new_depth, self.mark)
+                                self._locate(record)
+        b.store(new_depth, self.depth)
+
+    def level_values(self, opt, record):
+        if self.remat is None:
+            return super().level_values(opt, record)
+        b = self.fl.b
+        lay = self.lay
+        # the link of `record` (the state's): the next record, or what follows its segment
+        after = cg.at(b, record, lay.size)
+        inside = b.icmp_unsigned("<", after, b.load(self.end, typ=PTR))
+        seg = b.load(self.seg, typ=PTR)
+        nxt = cg.load_at(b, seg, NEXT, PTR)
+        terminal = cg.load_at(b, seg, TERMINAL, to_ir(lay.link_t))
+        following = b.select(inside, after, cg.at(b, nxt, HEADER))
+        linked = b.insert_value(ir.Constant(CLOSURE_IR, [i64(lay.tag), NULL]), following, 1)
+        link = b.select(b.or_(inside, b.icmp_unsigned("!=", nxt, NULL)), linked, terminal)
+        rec = b.load(record, typ=lay.rec_ir)
+        return [link if i == lay.link else b.extract_value(rec, lay.field(i))
+                for i in range(len(lay.residuals) + 1)]
+
+    def pop(self):
+        if self.remat is None:
+            return super().pop()
+        b = self.fl.b
+        lay = self.lay
+        old = b.load(self.depth, typ=I64)
+        depth = b.sub(old, i64(1))
+        b.store(depth, self.depth)
+        types = [slot.allocated_type for slot in self.top]
+        with b.if_else(b.icmp_signed("==", depth, i64(0)), likely=False) as (top, deeper):
+            with top:
+                for slot, tmp, t in zip(self.top, self.back, types):
+                    b.store(b.load(slot, typ=t), tmp)
+            with deeper:
+                jumped = b.icmp_signed("==", old, b.load(self.mark, typ=I64))
+                with b.if_else(jumped, likely=False) as (back, chained):
+                    with back:  # the level entered from another chain
+                        p, mark = self.restore()
+                        b.store(mark, self.mark)
+                        self._locate(p)
+                    with chained:
+                        cur = b.load(self.cur, typ=PTR)
+                        seg = b.load(self.seg, typ=PTR)
+                        first = b.icmp_unsigned("==", cur, cg.at(b, seg, HEADER))
+                        with b.if_else(first, likely=False) as (cross, within):
+                            with cross:  # the last record of the previous segment
+                                before = cg.load_at(b, seg, PREV, PTR)
+                                b.store(before, self.seg)
+                                self._set_end(before)
+                                b.store(cg.at(b, b.load(self.end, typ=PTR), -lay.size),
+                                        self.cur)
+                            with within:
+                                b.store(cg.at(b, cur, -lay.size), self.cur)
+                values = residuals_at(b, lay, b.load(self.cur, typ=PTR), self.remat)
+                for v, tmp in zip(values, self.back):
+                    b.store(v, tmp)
+        return [b.load(tmp, typ=t) for tmp, t in zip(self.back, types)]
