@@ -24,8 +24,8 @@ ends; a record made anywhere else is a segment of its own (`make`), whose termin
 is its link.  In the chain option's own function, `ChainWalk` runs the recursion
 through the link keeping the record of the level it is in: when what follows the
 recursive call uses only residuals, a level saves nothing, since on the way back the
-level's record is the one before in the chain (`prev`) and its residuals are read
-from it again.  For x = sin(x) repeated n times: 10 bytes per iteration (JAX's scan
+level's record is the one before in the chain and its residuals are read from it
+again.  For x = sin(x) repeated n times: 10 bytes per iteration (JAX's scan
 keeps 8), was 32.
 """
 
@@ -107,18 +107,20 @@ def _segment_of(b, lay, p):
 def load(b, L, lay, p):
     """The captured values of chain record p, its link included (see the module doc)."""
     seg, idx, rec = _segment_of(b, lay, p)
-    count = cg.load_at(b, seg, COUNT, I64)
+    inside = b.icmp_signed("<", b.add(idx, i64(1)), cg.load_at(b, seg, COUNT, I64))
+    return _with_link(b, lay, p, rec, seg, inside)
+
+
+def _with_link(b, lay, p, rec, seg, inside):
+    """The captured values of record p (`rec`, in segment `seg`; `inside`: is p not
+    the segment's last?): the residuals, and the link computed."""
     nxt = cg.load_at(b, seg, NEXT, PTR)
     terminal = cg.load_at(b, seg, TERMINAL, to_ir(lay.link_t))
-    inside = b.icmp_signed("<", b.add(idx, i64(1)), count)
     following = b.select(inside, cg.at(b, p, lay.size), cg.at(b, nxt, HEADER))
     linked = b.insert_value(ir.Constant(CLOSURE_IR, [i64(lay.tag), NULL]), following, 1)
-    more = b.or_(inside, b.icmp_unsigned("!=", nxt, NULL))
-    link = b.select(more, linked, terminal)
-    out = []
-    for i in range(len(lay.residuals) + 1):
-        out.append(link if i == lay.link else b.extract_value(rec, lay.field(i)))
-    return out
+    link = b.select(b.or_(inside, b.icmp_unsigned("!=", nxt, NULL)), linked, terminal)
+    return [link if i == lay.link else b.extract_value(rec, lay.field(i))
+            for i in range(len(lay.residuals) + 1)]
 
 
 def residuals_at(b, lay, p, indices):
@@ -278,18 +280,10 @@ class ChainWalk(ExplicitStack):
             return super().level_values(opt, record)
         b = self.fl.b
         lay = self.lay
-        # the link of `record` (the state's): the next record, or what follows its segment
-        after = cg.at(b, record, lay.size)
-        inside = b.icmp_unsigned("<", after, b.load(self.end, typ=PTR))
-        seg = b.load(self.seg, typ=PTR)
-        nxt = cg.load_at(b, seg, NEXT, PTR)
-        terminal = cg.load_at(b, seg, TERMINAL, to_ir(lay.link_t))
-        following = b.select(inside, after, cg.at(b, nxt, HEADER))
-        linked = b.insert_value(ir.Constant(CLOSURE_IR, [i64(lay.tag), NULL]), following, 1)
-        link = b.select(b.or_(inside, b.icmp_unsigned("!=", nxt, NULL)), linked, terminal)
-        rec = b.load(record, typ=lay.rec_ir)
-        return [link if i == lay.link else b.extract_value(rec, lay.field(i))
-                for i in range(len(lay.residuals) + 1)]
+        # `record` is the state's: its segment is known, and where its records end
+        inside = b.icmp_unsigned("<", cg.at(b, record, lay.size), b.load(self.end, typ=PTR))
+        return _with_link(b, lay, record, b.load(record, typ=lay.rec_ir),
+                          b.load(self.seg, typ=PTR), inside)
 
     def pop(self):
         if self.remat is None:
