@@ -488,11 +488,11 @@ def arena_free_fn(f):
 
 def _block_holds(b, block, addr):
     """Does the arena block `block` hold the address `addr` (an i64) in its data?  (A
-    block of 0 bytes holds its first address.)  Also its data size."""
+    block of 0 bytes holds its first address.)"""
     lo = b.add(b.ptrtoint(block, I64), i64(ARENA_HEADER))
     size = load_at(b, block, 8, I64)
     hi = b.add(lo, b.select(b.icmp_signed("<", size, i64(1)), i64(1), size))
-    return b.and_(b.icmp_unsigned(">=", addr, lo), b.icmp_unsigned("<", addr, hi)), size
+    return b.and_(b.icmp_unsigned(">=", addr, lo), b.icmp_unsigned("<", addr, hi))
 
 
 @runtime_fn("myia_arena_release", VOID, [PTR, PTR, PTR, I64], nocapture=(0, 2))
@@ -536,7 +536,7 @@ def arena_release_fn(f):
     j.add_incoming(i64(0), body)
     b.cbranch(b.icmp_signed("<", j, nkeep), scan_body, drop_bb)
     b.position_at_end(scan_body)
-    inside, _ = _block_holds(b, cur, b.ptrtoint(b.load(gep(b, keep, [j], PTR), typ=PTR), I64))
+    inside = _block_holds(b, cur, b.ptrtoint(b.load(gep(b, keep, [j], PTR), typ=PTR), I64))
     j.add_incoming(b.add(j, i64(1)), scan_body)
     b.cbranch(inside, keep_bb, scan)
     b.position_at_end(keep_bb)
@@ -594,7 +594,7 @@ def arena_owner_fn(f):
     kind = load_at(b, cur, 24, I64)
     b.cbranch(b.icmp_signed("==", kind, i64(BLOCK_OWN)), check, nxt_bb)
     b.position_at_end(check)
-    ok, _ = _block_holds(b, cur, addr)
+    ok = _block_holds(b, cur, addr)
     b.cbranch(ok, inside, nxt_bb)
     b.position_at_end(inside)
     cap = load_at(b, cur, 16, PTR)

@@ -81,7 +81,7 @@ def chain_layout(L, option):
     Decided by its graph alone: whoever makes a record and whoever reads it agree."""
     if option.prim is not None or option.graph is None or option.bound:
         return None
-    cache = L.__dict__.setdefault("_chains", {})
+    cache = L.chains
     if option.graph in cache:
         return cache[option.graph]
     links = []
@@ -96,15 +96,20 @@ def chain_layout(L, option):
 # ---- records ---------------------------------------------------------------------------
 
 
+def _slot(b, lay, seg, i):
+    """The address of record number i of segment `seg`."""
+    return cg.at(b, seg, b.add(i64(HEADER), b.mul(i, i64(lay.size))))
+
+
 def _segment_of(b, lay, p):
-    """(the segment of record p, p's position in it)."""
+    """(the segment of record p, p's position in it, the record)."""
     rec = b.load(p, typ=lay.rec_ir)
     idx = b.zext(b.extract_value(rec, len(lay.residuals)), I64)
     seg = cg.at(b, p, b.sub(i64(0), b.add(i64(HEADER), b.mul(idx, i64(lay.size)))))
     return seg, idx, rec
 
 
-def load(b, L, lay, p):
+def load(b, lay, p):
     """The captured values of chain record p, its link included (see the module doc)."""
     seg, idx, rec = _segment_of(b, lay, p)
     inside = b.icmp_signed("<", b.add(idx, i64(1)), cg.load_at(b, seg, COUNT, I64))
@@ -136,11 +141,13 @@ def _record(b, lay, values, idx):
     return b.insert_value(rec, b.trunc(idx, I16), len(lay.residuals))
 
 
-def new_segment(fl, lay, count, prev, site):
+def new_segment(fl, lay, count, prev, site=None):
     """A segment for `count` records after segment `prev` (or NULL); its count says
-    it is full (the last one's is set when its chain ends)."""
+    it is full (the last one's is set when its chain ends).  `site`: the error
+    site of a failed allocation (else the node being lowered)."""
     b = fl.b
-    seg = cg.alloc(b, fl.ctx, b.add(i64(HEADER), b.mul(count, i64(lay.size))), site)
+    nbytes = b.add(i64(HEADER), b.mul(count, i64(lay.size)))
+    seg = fl.alloc(nbytes) if site is None else cg.alloc(b, fl.ctx, nbytes, site)
     cg.store_at(b, prev, seg, PREV)
     cg.store_at(b, NULL, seg, NEXT)
     cg.store_at(b, count, seg, COUNT)
@@ -152,21 +159,16 @@ def new_segment(fl, lay, count, prev, site):
 def store(fl, lay, seg, idx, values):
     """Store record number `idx` of segment `seg`: `values` (all captured values; the
     link's is not stored); its address."""
-    b = fl.b
-    p = cg.at(b, seg, b.add(i64(HEADER), b.mul(idx, i64(lay.size))))
-    b.store(_record(b, lay, values, idx), p)
+    p = _slot(fl.b, lay, seg, idx)
+    fl.b.store(_record(fl.b, lay, values, idx), p)
     return p
 
 
-def make(fl, lay, values, node):
+def make(fl, lay, values):
     """A record of `values` made outside a chain's loop: a segment of its own, whose
     terminal is the link it captures."""
-    from .lower import _what_is_made
-    from ...errors import MyiaMemoryError
-
     b = fl.b
-    site = fl.site(node, MyiaMemoryError, _what_is_made(node)) if node is not None else -1
-    seg = new_segment(fl, lay, i64(1), NULL, site)
+    seg = new_segment(fl, lay, i64(1), NULL)
     cg.store_at(b, values[lay.link], seg, TERMINAL)
     return store(fl, lay, seg, i64(0), values)
 
@@ -178,9 +180,9 @@ def walk_applies(L, entry, site, lay):
     """Can the recursion of chain option `lay`'s function (entry graph `entry`) through
     its link at `site` run as a ChainWalk?  The site must call the link, which
     nothing else uses, and no other call in the function may enter `entry`."""
-    if site is None or site.graph is not entry or site.inputs[0] is not lay.option.fvs[lay.link]:
-        return False
     k = lay.option.fvs[lay.link]
+    if site.graph is not entry or site.inputs[0] is not k:
+        return False
     if any(u is not site or i != 0 for u, i in L.mng.users(k)):
         return False
     for g in L.tail_group(entry):
@@ -229,21 +231,19 @@ class ChainWalk(ExplicitStack):
     def _locate(self, p):
         """Set the state to record p, found through its position."""
         b = self.fl.b
-        seg, _, _ = _segment_of(b, self.lay, p)
         b.store(p, self.cur)
-        b.store(seg, self.seg)
-        self._set_end(seg)
+        self._enter(_segment_of(b, self.lay, p)[0])
 
-    def _set_end(self, seg):
+    def _enter(self, seg):
+        """The state's segment is `seg`: where its records end."""
         b = self.fl.b
-        count = cg.load_at(b, seg, COUNT, I64)
-        b.store(cg.at(b, seg, b.add(i64(HEADER), b.mul(count, i64(self.lay.size)))), self.end)
+        b.store(seg, self.seg)
+        b.store(_slot(b, self.lay, seg, cg.load_at(b, seg, COUNT, I64)), self.end)
 
     def push(self, values, record=None):
         if self.remat is None or record is None:
             return super().push(values, record)
         b = self.fl.b
-        lay = self.lay
         depth = b.load(self.depth, typ=I64)
         new_depth = b.add(depth, i64(1))
         with b.if_else(b.icmp_signed("==", depth, i64(0)), likely=False) as (top, deeper):
@@ -252,28 +252,31 @@ class ChainWalk(ExplicitStack):
                     b.store(v, slot)
                 self._locate(record)
             with deeper:
-                cur = b.load(self.cur, typ=PTR)
-                seg = b.load(self.seg, typ=PTR)
-                after = cg.at(b, cur, lay.size)
-                same = b.and_(b.icmp_unsigned("==", record, after),
-                              b.icmp_unsigned("<", after, b.load(self.end, typ=PTR)))
-                with b.if_else(same, likely=True) as (inside, outside):
-                    with inside:
-                        b.store(record, self.cur)
-                    with outside:
-                        nxt = cg.load_at(b, seg, NEXT, PTR)
-                        following = b.and_(b.icmp_unsigned("!=", nxt, NULL),
-                                           b.icmp_unsigned("==", record, cg.at(b, nxt, HEADER)))
-                        with b.if_else(following) as (on, jump):
-                            with on:
-                                b.store(record, self.cur)
-                                b.store(nxt, self.seg)
-                                self._set_end(nxt)
-                            with jump:  # into another chain: remember where we were
-                                self.save([cur, b.load(self.mark, typ=I64)], new_depth)
-                                b.store(new_depth, self.mark)
-                                self._locate(record)
+                self._step_down(record, new_depth)
         b.store(new_depth, self.depth)
+
+    def _step_down(self, record, depth):
+        """Move the state from the level's record to the next level's, `record`."""
+        b = self.fl.b
+        cur = b.load(self.cur, typ=PTR)
+        after = cg.at(b, cur, self.lay.size)
+        same = b.and_(b.icmp_unsigned("==", record, after),
+                      b.icmp_unsigned("<", after, b.load(self.end, typ=PTR)))
+        with b.if_else(same, likely=True) as (inside, outside):
+            with inside:
+                b.store(record, self.cur)
+            with outside:
+                nxt = cg.load_at(b, b.load(self.seg, typ=PTR), NEXT, PTR)
+                following = b.and_(b.icmp_unsigned("!=", nxt, NULL),
+                                   b.icmp_unsigned("==", record, cg.at(b, nxt, HEADER)))
+                with b.if_else(following) as (on, jump):
+                    with on:
+                        b.store(record, self.cur)
+                        self._enter(nxt)
+                    with jump:  # into another chain: remember where we were
+                        self.save([cur, b.load(self.mark, typ=I64)], depth)
+                        b.store(depth, self.mark)
+                        self._locate(record)
 
     def level_values(self, opt, record):
         if self.remat is None:
@@ -299,26 +302,29 @@ class ChainWalk(ExplicitStack):
                 for slot, tmp, t in zip(self.top, self.back, types):
                     b.store(b.load(slot, typ=t), tmp)
             with deeper:
-                jumped = b.icmp_signed("==", old, b.load(self.mark, typ=I64))
-                with b.if_else(jumped, likely=False) as (back, chained):
-                    with back:  # the level entered from another chain
-                        p, mark = self.restore()
-                        b.store(mark, self.mark)
-                        self._locate(p)
-                    with chained:
-                        cur = b.load(self.cur, typ=PTR)
-                        seg = b.load(self.seg, typ=PTR)
-                        first = b.icmp_unsigned("==", cur, cg.at(b, seg, HEADER))
-                        with b.if_else(first, likely=False) as (cross, within):
-                            with cross:  # the last record of the previous segment
-                                before = cg.load_at(b, seg, PREV, PTR)
-                                b.store(before, self.seg)
-                                self._set_end(before)
-                                b.store(cg.at(b, b.load(self.end, typ=PTR), -lay.size),
-                                        self.cur)
-                            with within:
-                                b.store(cg.at(b, cur, -lay.size), self.cur)
+                self._step_back(old)
                 values = residuals_at(b, lay, b.load(self.cur, typ=PTR), self.remat)
                 for v, tmp in zip(values, self.back):
                     b.store(v, tmp)
         return [b.load(tmp, typ=t) for tmp, t in zip(self.back, types)]
+
+    def _step_back(self, depth):
+        """Move the state from the record of the level at `depth` to the one before."""
+        b = self.fl.b
+        size = self.lay.size
+        jumped = b.icmp_signed("==", depth, b.load(self.mark, typ=I64))
+        with b.if_else(jumped, likely=False) as (back, chained):
+            with back:  # the level was entered from another chain
+                p, mark = self.restore()
+                b.store(mark, self.mark)
+                self._locate(p)
+            with chained:
+                cur = b.load(self.cur, typ=PTR)
+                seg = b.load(self.seg, typ=PTR)
+                first = b.icmp_unsigned("==", cur, cg.at(b, seg, HEADER))
+                with b.if_else(first, likely=False) as (cross, within):
+                    with cross:  # the last record of the previous segment
+                        self._enter(cg.load_at(b, seg, PREV, PTR))
+                        b.store(cg.at(b, b.load(self.end, typ=PTR), -size), self.cur)
+                    with within:
+                        b.store(cg.at(b, cur, -size), self.cur)

@@ -10,7 +10,9 @@ As a stack loop (`explicit_stack`) it would save c, recurse, then make each clos
 while unwinding.  Here (tail recursion modulo cons) each iteration makes its
 closure's record right away, with a hole where k goes, writes the closure into the
 hole of the previous iteration's record, and loops; a return fills the last hole and
-returns the first closure.  One pass, no stack.
+returns the first closure.  One pass, no stack.  Where the closure is a chain option
+(chain.py), there is no hole: records are appended to segments, and the return
+stores the last segment's count and its terminal.
 
 Applies when the graph holding the recursive call returns a closure that captures
 the call's result, nothing else in that graph uses the result, and the call is the
@@ -57,7 +59,6 @@ class ConsLoop:
     """The cons loop of one FnLowering (see the module doc)."""
 
     def __init__(self, fl, site):
-
         self.fl = fl
         self.site = site
         b = fl.b
@@ -73,12 +74,12 @@ class ConsLoop:
             self.depth = cg.alloca(b, I64, "cons.depth")
             b.store(NULL, self.hole)
             b.store(i64(0), self.depth)
-            if self.lay is not None:  # the chain's last segment, the records it holds
+            if self.lay is not None:  # the chain's last segment: its records, its room
                 self.segment = cg.alloca(b, PTR, "chain.segment")
-                self.room = cg.alloca(b, I64, "chain.room")  # of the last segment
+                self.count = cg.alloca(b, I64, "chain.count")
                 self.cap = cg.alloca(b, I64, "chain.capacity")
                 b.store(NULL, self.segment)
-                b.store(i64(0), self.room)
+                b.store(i64(0), self.count)
                 b.store(i64(0), self.cap)
 
     def emit_site(self, node):
@@ -144,50 +145,41 @@ class ConsLoop:
         b = fl.b
         lay = self.lay
         seg = b.load(self.segment, typ=PTR)
-        room = b.load(self.room, typ=I64)
-        with b.if_then(b.icmp_signed("==", room, i64(0)), likely=False):
+        begun = b.icmp_unsigned("!=", seg, NULL)
+        cap = b.load(self.cap, typ=I64)
+        with b.if_then(b.icmp_signed("==", b.load(self.count, typ=I64), cap), likely=False):
             # a new segment: FIRST records, then twice those of the last (it is full)
-            cap = b.load(self.cap, typ=I64)
-            cap = b.select(b.icmp_unsigned("==", seg, NULL), i64(chain.FIRST),
-                           b.select(b.icmp_signed("<", cap, i64(lay.max_count // 2)),
-                                    b.add(cap, cap), i64(lay.max_count)))
+            cap = b.select(begun, b.select(b.icmp_signed("<", cap, i64(lay.max_count // 2)),
+                                           b.add(cap, cap), i64(lay.max_count)),
+                           i64(chain.FIRST))
             b.store(chain.new_segment(fl, lay, cap, seg, site), self.segment)
             b.store(cap, self.cap)
-            b.store(cap, self.room)
-        seg = b.load(self.segment, typ=PTR)
-        room = b.load(self.room, typ=I64)
-        b.store(b.sub(room, i64(1)), self.room)
-        p = chain.store(fl, lay, seg, b.sub(b.load(self.cap, typ=I64), room), values)
-        with b.if_then(b.icmp_unsigned("==", b.load(self.hole, typ=PTR), NULL), likely=False):
+            b.store(i64(0), self.count)
+        count = b.load(self.count, typ=I64)
+        p = chain.store(fl, lay, b.load(self.segment, typ=PTR), count, values)
+        b.store(b.add(count, i64(1)), self.count)
+        with b.if_then(b.not_(begun), likely=False):
             b.store(coerce(fl, p, ctype, fl.out_t, node), self.first)
-            b.store(p, self.hole)  # (not NULL: the chain has begun)
 
     def ret(self, v):
-        """Return `v` (of the function's output type): into the last hole, if any."""
+        """Return `v` (of the function's output type): into the last hole (or as the
+        chain's terminal), if any."""
         from .lower import coerce
 
         fl = self.fl
         b = fl.b
-        if self.lay is not None:  # the chain's terminal
-            hole = b.load(self.hole, typ=PTR)
-            with b.if_else(b.icmp_unsigned("==", hole, NULL)) as (direct, linked):
-                with direct:
-                    b.store(v, fl.outp)
-                with linked:  # the last segment: its count, the terminal
-                    t = coerce(fl, v, fl.out_t, fl.ltype(self.site), self.site)
-                    seg = b.load(self.segment, typ=PTR)
-                    count = b.sub(b.load(self.cap, typ=I64), b.load(self.room, typ=I64))
-                    cg.store_at(b, count, seg, chain.COUNT)
-                    cg.store_at(b, t, seg, chain.TERMINAL)
-                    b.store(b.load(self.first, typ=to_ir(fl.out_t)), fl.outp)
-            b.ret(i32(STATUS_OK))
-            return
-        hole = b.load(self.hole, typ=PTR)
-        with b.if_else(b.icmp_unsigned("==", hole, NULL)) as (direct, linked):
+        last = self.hole if self.lay is None else self.segment
+        with b.if_else(b.icmp_unsigned("==", b.load(last, typ=PTR), NULL)) as (direct, linked):
             with direct:
                 b.store(v, fl.outp)
             with linked:
-                b.store(coerce(fl, v, fl.out_t, fl.ltype(self.site), self.site), hole)
+                t = coerce(fl, v, fl.out_t, fl.ltype(self.site), self.site)
+                if self.lay is None:
+                    b.store(t, b.load(self.hole, typ=PTR))
+                else:  # the last segment's count, and what its last record links to
+                    seg = b.load(self.segment, typ=PTR)
+                    cg.store_at(b, b.load(self.count, typ=I64), seg, chain.COUNT)
+                    cg.store_at(b, t, seg, chain.TERMINAL)
                 b.store(b.load(self.first, typ=to_ir(fl.out_t)), fl.outp)
         b.ret(i32(STATUS_OK))
 

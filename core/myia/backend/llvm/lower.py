@@ -49,11 +49,10 @@ from ...errors import (MyiaBackendError, MyiaError, MyiaMemoryError, MyiaRecursi
 from ...ir import Apply, Constant, Graph, Parameter, manage
 from ...prim import Primitive
 from ...prim import ops as P
-from . import cg
+from . import cg, chain
 from .cg import NULL, alloca, check_status, ctx_load, ctx_store, i32, i64
-from .dynenv import DynamicEnvs
-from . import chain
 from .chain import chain_layout
+from .dynenv import DynamicEnvs
 from .cons_loop import ConsLoop, is_cons_site
 from .explicit_stack import ExplicitStack, recursive_site
 from .ltypes import (ANY_ENV, CLOSURE_IR, EMPTY, AnyEnv, Array, Callee, Env, Func, Scalar,
@@ -205,6 +204,7 @@ class Lowering:
         self._guarded = None
         self.counter = 0
         self.dynenv = DynamicEnvs(self)
+        self.chains = {}  # graph -> its ChainLayout or None (chain.chain_layout)
         #: lower recursions with one recursive call as loops (explicit_stack,
         #: cons_loop); MYIA_LLVM_UNRECURSE=0 keeps them native recursions
         self.unrecurse = os.environ.get("MYIA_LLVM_UNRECURSE", "1") != "0"
@@ -587,7 +587,7 @@ def load_captured(b, L, option, env):
         return []
     lay = chain_layout(L, option)
     if lay is not None:  # a record of a chain, without its link
-        return chain.load(b, L, lay, env)
+        return chain.load(b, lay, env)
     rec = b.load(env, typ=L.captured_ir(option))
     return [b.extract_value(rec, k) for k in range(option.n_captured)]
 
@@ -714,13 +714,13 @@ class FnLowering(Emitter):
         self.arena_mark = ctx_load(b, self.ctx, "arena")
         site = recursive_site(L, self.entry) if L.unrecurse else None
         if site is not None:
-            lay = chain_layout(L, L.graph_func_type(self.entry).options[0])
             if is_cons_site(L, site):
                 self.stack = ConsLoop(self, site)
-            elif lay is not None and chain.walk_applies(L, self.entry, site, lay):
-                self.stack = chain.ChainWalk(self, site, lay)
-            else:
-                self.stack = ExplicitStack(self, site)
+            else:  # a chain option's function walks its chain (chain.py)
+                lay = chain_layout(L, L.graph_func_type(self.entry).options[0])
+                walk = lay is not None and chain.walk_applies(L, self.entry, site, lay)
+                self.stack = chain.ChainWalk(self, site, lay) if walk \
+                    else ExplicitStack(self, site)
         start = f.append_basic_block("start")
         if L.guarded(self.entry):
             b.branch(start)
@@ -912,7 +912,7 @@ class FnLowering(Emitter):
             return ir.Constant(EMPTY, [])
         lay = chain_layout(self.L, callee)
         if lay is not None:  # a chain of one record
-            return chain.make(self, lay, values, getattr(self, "node", None))
+            return chain.make(self, lay, values)
         b = self.b
         rec_ir = self.L.captured_ir(callee)
         rec = ir.Constant(rec_ir, ir.Undefined)
