@@ -156,6 +156,28 @@ def sigint_raises():
         signal.signal(signal.SIGINT, old)
 
 
+@contextlib.contextmanager
+def _keys_as_typed(fd):
+    """The terminal out of its line mode from before the prompt is written until the
+    prompt is done (prompt_toolkit takes raw mode only after writing it): a Ctrl-D
+    typed as the prompt appears is a key, not an end of file that would be lost."""
+    import termios
+
+    try:
+        old = termios.tcgetattr(fd)
+    except termios.error:
+        yield
+        return
+    new = termios.tcgetattr(fd)
+    new[3] &= ~(termios.ICANON | termios.ECHO)
+    new[6][termios.VMIN], new[6][termios.VTIME] = 1, 0
+    termios.tcsetattr(fd, termios.TCSANOW, new)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, old)
+
+
 def interactive(repl, history_file=None, input=None, output=None):
     """The prompt_toolkit loop (`input`/`output`: prompt_toolkit's, for tests)."""
     from prompt_toolkit import PromptSession
@@ -201,9 +223,11 @@ def interactive(repl, history_file=None, input=None, output=None):
         prompt_continuation=lambda width, line_number, soft: "...: ".rjust(width),
         input=input, output=output)
     n = 1
+    terminal = sys.stdin.fileno() if input is None and sys.stdin.isatty() else None
     while True:
         try:
-            text = prompt.prompt(f"In [{n}]: ")
+            with _keys_as_typed(terminal) if terminal is not None else contextlib.nullcontext():
+                text = prompt.prompt(f"In [{n}]: ")
         except KeyboardInterrupt:
             continue
         except EOFError:

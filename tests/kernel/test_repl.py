@@ -99,6 +99,24 @@ def test_interactive_loop_with_prompt_toolkit(tmp_path):
     assert "+f(4.0)" in history.read_text()
 
 
+@pytest.mark.parametrize("term", ["dumb", "xterm-256color"])
+def test_ctrl_d_typed_as_the_prompt_appears_quits(tmp_path, term):
+    # prompt_toolkit writes the prompt before it takes the terminal: a Ctrl-D typed in
+    # between was an end of file in the terminal's line mode, and was lost
+    pexpect = pytest.importorskip("pexpect")
+    env = dict(os.environ, TERM=term, MYIA_HISTORY=str(tmp_path / "history"))
+    child = pexpect.spawn(sys.executable, ["-m", "myia_kernel", "repl", "--out", str(tmp_path)],
+                          env=env, encoding="utf-8", timeout=60, dimensions=(40, 200))
+    try:
+        child.expect(r"In \[1\]:")
+        child.send("1.0 + 2.0\r")
+        child.expect(r"In \[2\]:")
+        child.sendeof()
+        child.expect(pexpect.EOF, timeout=20)
+    finally:
+        child.close(force=True)
+
+
 def test_ctrl_c_stops_a_cell_at_a_terminal_even_when_sigint_started_ignored(tmp_path):
     pexpect = pytest.importorskip("pexpect")
     env = dict(os.environ, TERM="dumb", MYIA_HISTORY=str(tmp_path / "history"))
