@@ -75,7 +75,17 @@ def _signal_class():
 
 
 class CompiledFunction:
-    """What `myia.compile` returns: call it like the original function."""
+    """What `myia.compile` returns: call it like the original function.
+
+    Each is the one instance of a class of its own: once a call went through the LLVM
+    backend, that class's `__call__` is the native entry of the last signature (a
+    builtin: no Python frame between the caller and the compiled code), which hands
+    any call it cannot take (other types, keywords, a deep recursion) to `_full_call`."""
+
+    def __new__(cls, fn, backend=None):
+        own = type(cls.__name__, (cls,), {"__module__": cls.__module__,
+                                          "__qualname__": cls.__qualname__})
+        return object.__new__(own)
 
     def __init__(self, fn, backend=None):
         from .pipeline import Pipeline
@@ -90,24 +100,17 @@ class CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         try:
-            entry = self._entry
-            if entry is not None and not kwargs:  # (the entry checks the arguments)
-                r = entry(*args)
-                if r.__class__ is not _Signal:
-                    return r
-                # MISMATCH (other types, or defaults to fill) or DEEP: the full path
             r = self.pipeline.run(self.fn, args, kwargs)
-            if not kwargs:
-                d = _fast_entry(self.pipeline, self.fn, args)
-                self._entry = None if d is None else d.last.entry
-            return r
         except MyiaError as e:  # without the compiler's internal frames
             e.__traceback__ = None
             raise e from None
+        if not kwargs:
+            d = _fast_entry(self.pipeline, self.fn, args)
+            if d is not None:
+                type(self).__call__ = d.last.entry_with_fallback(self._full_call)
+        return r
 
-    #: the native entry of the signature last compiled, after a first native call
-    #: (see _fast_entry); it keeps its machine code alive
-    _entry = None
+    _full_call = __call__
 
     def __repr__(self):
         name = getattr(self.fn, "__name__", repr(self.fn))

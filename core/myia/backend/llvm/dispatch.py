@@ -41,14 +41,22 @@ DEEP_STACK_MARGIN = 4 << 20
 class Compiled:
     """One compiled signature."""
 
-    def __init__(self, graph, entry, deep, lowering, arg_types, out_type, seconds):
+    def __init__(self, graph, entry, deep, lowering, arg_types, out_type, seconds,
+                 made_with=None):
         self.graph = graph
+        self.made_with = made_with  # (address, name, error_of, machine code): the entry's
         self.entry = entry
         self.deep = deep
         self.lowering = lowering
         self.arg_types = arg_types
         self.out_type = out_type
         self.seconds = seconds
+
+    def entry_with_fallback(self, fallback):
+        """A callable like `entry` that gives `fallback` the calls it cannot take
+        (other types, keywords, a deep stack) instead of answering MISMATCH or DEEP."""
+        address, name, error_of, code = self.made_with
+        return make_callable(address, name, False, error_of, fallback, keep=code)
 
     def __call__(self, *args):
         r = self.entry(*args)
@@ -96,11 +104,13 @@ def _compile_program(graph, dump):
                  constants=L.constants).build()
     code = eng.compile(L.module, [entry_name], dump=dump)
     L.module = body = None  # the machine code is made: the IR (~10 objects an instruction) goes
-    raise_error = L.errors.raise_error
+    error_of = L.errors.error_of
     # the callables keep the machine code (its engine) alive, and nothing else does
-    entry = make_callable(code[entry_name], graph.name, (False, raise_error), keep=code)
-    deep = make_callable(code[entry_name], graph.name + "_deep", (True, raise_error), keep=code)
-    return Compiled(graph, entry, deep, L, arg_types, out_type, time.perf_counter() - t0)
+    address = code[entry_name]
+    entry = make_callable(address, graph.name, False, error_of, keep=code)
+    deep = make_callable(address, graph.name + "_deep", True, error_of, keep=code)
+    return Compiled(graph, entry, deep, L, arg_types, out_type, time.perf_counter() - t0,
+                    made_with=(address, graph.name, error_of, code))
 
 
 def _check_boxable(t, what, graph):

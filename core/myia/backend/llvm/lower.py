@@ -103,16 +103,18 @@ class ErrorTable:
             self.sites.append((exc, message, loc))
         return n
 
-    def raise_error(self, status, site, a, b, c):
+    def error_of(self, status, site, a, b, c):
+        """The exception of a call that failed with `status` at error site `site`
+        (returned: the native entry raises it, see wrapper)."""
         from .runtime import STATUS_INTERRUPT, clear_interrupt
 
         if status == STATUS_INTERRUPT:
             clear_interrupt()
-            raise KeyboardInterrupt
+            return KeyboardInterrupt()
         if status == STATUS_STACK:
             from .dispatch import DEEP_STACK_SIZE
 
-            raise MyiaRecursionError(
+            return MyiaRecursionError(
                 f"recursion too deep: the program used the whole native stack "
                 f"({DEEP_STACK_SIZE >> 20} MiB)",
                 hint="check the base case of the recursion")
@@ -120,12 +122,11 @@ class ErrorTable:
             what, loc = "an array", None
             if 0 <= site < len(self.sites):
                 _, what, loc = self.sites[site]
-            raise memory_error(a, what, loc, limit=b, used=c)
+            return memory_error(a, what, loc, limit=b, used=c)
         if status == STATUS_ERROR and 0 <= site < len(self.sites):
             exc, message, loc = self.sites[site]
-            err = exc(message.format(a=a, b=b, c=c), loc)
-            raise err
-        raise MyiaError(f"compiled code failed with status {status} (site {site})")
+            return exc(message.format(a=a, b=b, c=c), loc)
+        return MyiaError(f"compiled code failed with status {status} (site {site})")
 
 
 def _what_is_made(node):

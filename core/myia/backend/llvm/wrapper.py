@@ -25,11 +25,17 @@ that holds it escapes into a PyCapsule that becomes the array's base, and frees 
 block when NumPy drops the array.  An array that is a view of an argument gets that
 argument as its base; a view of a constant of the program, the constant.
 
-Statuses (see `runtime`): an error calls the module's `raise_error(status, site,
-a, b, c)` (a Python function that raises the right MyiaError); STATUS_STACK returns
-the `DEEP` sentinel (the dispatcher runs the call again on a thread with a large
-stack, through the `deep` variant of the entry, which releases the GIL and never
-calls Python's signal handlers).
+Statuses (see `runtime`): an error calls the module's `error_of(status, site, a, b,
+c)` (a Python function that makes the right MyiaError) and raises what it returns
+(so that no frame of the compiler's is in the traceback); STATUS_STACK returns the
+`DEEP` sentinel (the dispatcher runs the call again on a thread with a large stack,
+through the `deep` variant of the entry, which releases the GIL and never calls
+Python's signal handlers).
+
+An entry may have a fallback (`make_callable`): a Python callable that it calls with
+the same arguments instead of answering MISMATCH or DEEP.  A compiled function whose
+`__call__` is such an entry reaches native code without a Python frame (see
+`myia.api.CompiledFunction`).
 """
 
 import ctypes
@@ -46,6 +52,7 @@ from .runtime import (CTX_TYPE, F32, F64, I1, I32, I64, I8, PTR, SIGNAL_POLL_PER
                       STATUS_OK, STATUS_STACK, declare, declare_global)
 
 METH_FASTCALL = 0x80
+METH_KEYWORDS = 0x02
 NPY_ARRAY_WRITEABLE = 0x0400
 #: PyListObject: the size at TUPLE_SIZE, as a tuple's; its items are behind a pointer
 LIST_ITEMS = 24
@@ -153,10 +160,11 @@ class EntryBuilder:
     """Emits the entry for body `body` (i32 body(ctx, args..., out*)).
 
     One native function serves both ways of calling: its `self` argument (set when
-    the callable is made) is a tuple (deep, raise_error): `deep` is True for the deep
-    variant (GIL released, stack budget `deep_budget`, no Python signal handlers),
-    and `raise_error(status, site, a, b, c)` raises the error of a failed call.  (No
-    per-program Python object is baked into the code, which can then be cached.)"""
+    the callable is made) is a tuple (deep, error_of, fallback): `deep` is True for
+    the deep variant (GIL released, stack budget `deep_budget`, no Python signal
+    handlers), `error_of(status, site, a, b, c)` makes the error of a failed call, and
+    `fallback` (or None) takes the calls this signature cannot.  (No per-program
+    Python object is baked into the code, which can then be cached.)"""
 
     def __init__(self, module, engine, name, arg_types, result_type, body, *,
                  deep_budget=0, constants=()):
@@ -175,10 +183,10 @@ class EntryBuilder:
 
     def build(self):
         m = self.module
-        fnty = ir.FunctionType(PTR, [PTR, PTR, I64])
+        fnty = ir.FunctionType(PTR, [PTR, PTR, I64, PTR])
         f = ir.Function(m, fnty, self.name)
         self.fn = f
-        self_, args, nargs = f.args
+        self_, args, nargs, kwnames = f.args
         entry = f.append_basic_block("entry")
         self.mismatch_bb = f.append_basic_block("mismatch")
         b = Builder(entry)
@@ -188,7 +196,8 @@ class EntryBuilder:
         out = alloca(b, to_ir(self.result_type), name="out")
         self.unbox_buf = alloca(b, ir.ArrayType(I64, 2 + 2 * 32), name="unbox")
         self.ctx = ctx
-        ok_n = b.icmp_signed("==", nargs, i64(len(self.arg_types)))
+        ok_n = b.and_(b.icmp_signed("==", nargs, i64(len(self.arg_types))),
+                      b.icmp_unsigned("==", kwnames, NULL))
         start = f.append_basic_block("unbox")
         b.cbranch(ok_n, start, self.mismatch_bb)
         b.position_at_end(start)
@@ -244,9 +253,7 @@ class EntryBuilder:
         b.cbranch(b.and_(b.icmp_signed("==", st, i32(STATUS_STACK)), b.not_(deep)),
                   stack_bb, other_bb)
         b.position_at_end(stack_bb)
-        deep_obj = self.obj(DEEP)
-        b.call(declare(m, "Py_IncRef"), [deep_obj])
-        b.ret(deep_obj)
+        self.answer(DEEP)
         b.position_at_end(other_bb)
         # an interrupt seen through a Python signal handler: its error is set
         pyerr_bb = f.append_basic_block("pyerr")
@@ -262,16 +269,30 @@ class EntryBuilder:
                                                                     "err_c")]
         for k, v in enumerate(items):
             store_at(b, b.call(declare(m, "PyLong_FromLongLong"), [v]), tup, capi.TUPLE_ITEMS + 8 * k)
-        raise_error = load_at(b, self_, capi.TUPLE_ITEMS + 8, PTR)
-        r = b.call(declare(m, "PyObject_Call"), [raise_error, tup, NULL])
+        error_of = load_at(b, self_, capi.TUPLE_ITEMS + 8, PTR)
+        exc = b.call(declare(m, "PyObject_Call"), [error_of, tup, NULL])
         b.call(declare(m, "Py_DecRef"), [tup])
-        b.ret(r)  # null: raise_error raised
+        with b.if_then(b.icmp_unsigned("!=", exc, NULL)):  # (null: error_of failed)
+            b.call(declare(m, "PyErr_SetObject"), [load_at(b, exc, capi.OB_TYPE, PTR), exc])
+            b.call(declare(m, "Py_DecRef"), [exc])
+        b.ret(NULL)
         # signature mismatch
         b.position_at_end(self.mismatch_bb)
-        mm = self.obj(MISMATCH)
-        b.call(declare(m, "Py_IncRef"), [mm])
-        b.ret(mm)
+        self.answer(MISMATCH)
         return f
+
+    def answer(self, sentinel):
+        """Return `sentinel` (MISMATCH, DEEP); or, where the entry has a fallback,
+        what the fallback returns for the same arguments."""
+        b = self.b
+        m = self.module
+        self_, args, nargs, kwnames = self.fn.args
+        fallback = load_at(b, self_, capi.TUPLE_ITEMS + 16, PTR)
+        with b.if_then(b.icmp_unsigned("!=", fallback, self.obj(None))):
+            b.ret(b.call(declare(m, "PyObject_Vectorcall"), [fallback, args, nargs, kwnames]))
+        s = self.obj(sentinel)
+        b.call(declare(m, "Py_IncRef"), [s])
+        b.ret(s)
 
     # ---- unboxing -------------------------------------------------------------------
 
@@ -668,12 +689,11 @@ _new_cfunction = ctypes.pythonapi.PyCFunction_NewEx
 _new_cfunction.restype = ctypes.py_object
 _new_cfunction.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
 
-def make_callable(address, name, self_obj, doc="", keep=None):
+def make_callable(address, name, deep, error_of, fallback=None, doc="", keep=None):
     """A builtin-function object calling the native entry at `address`, whose `self`
-    is `self_obj` (see EntryBuilder: a tuple whose first two items it reads) extended
-    with what must live as long as the function: its method definition and `keep` (the
-    machine code's engine)."""
+    is (deep, error_of, fallback) (see EntryBuilder) and what must live as long as the
+    function: its method definition and `keep` (the machine code's engine)."""
     bname = name.encode()
-    d = PyMethodDef(bname, address, METH_FASTCALL, doc.encode() or None)
-    self_obj = tuple(self_obj) + ((d, bname, keep),)
+    d = PyMethodDef(bname, address, METH_FASTCALL | METH_KEYWORDS, doc.encode() or None)
+    self_obj = (deep, error_of, fallback, (d, bname, keep))
     return _new_cfunction(ctypes.addressof(d), self_obj, None)
