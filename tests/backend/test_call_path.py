@@ -72,3 +72,19 @@ def test_errors_from_the_fast_path_have_no_compiler_frames():
     # none of the compiler's frames: the native entry (the function's __call__) raises it
     frames = [f for f in info.traceback if "myia" + os.sep in str(f.path)]
     assert [os.path.basename(str(f.path)) for f in frames] == []
+
+
+def two_calls_deep(n):
+    if n == 0:
+        return 0
+    return two_calls_deep(n - 1) + two_calls_deep(0) + 1  # two calls: native recursion
+
+
+def test_a_call_that_needs_a_deep_stack_goes_through_the_fallback():
+    # the native __call__ runs out of its stack budget and hands the call to the full
+    # path, which runs it again on the big stack
+    c = myia.compile(two_calls_deep, backend="llvm")
+    assert c(10) == 10
+    assert isinstance(type(c).__call__, types.BuiltinFunctionType)
+    assert c(300_000) == 300_000
+    assert c(12) == 12
