@@ -456,6 +456,10 @@ def machine():
         pass
     lines.append(f"- BLAS threads: {os.environ.get('OPENBLAS_NUM_THREADS', 'default')} "
                  "(`python -m benchmarks --threads N`)")
+    if hasattr(os, "sched_getaffinity"):
+        cpus = sorted(os.sched_getaffinity(0))
+        lines.append(f"- runs on CPUs {cpus} of {os.cpu_count()} (one thread: pinned to one "
+                     "core, so that JAX's second thread is not a second core)")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     if load is not None:
         lines.append(f"- load average at the start: {load:.2f}")
