@@ -148,6 +148,10 @@ def f_hypot(x, y):
     return np.hypot(x, y)
 
 
+def f_power(x, y):
+    return x ** y
+
+
 def f_logaddexp(x, y):
     return np.logaddexp(x, y)
 
@@ -284,6 +288,7 @@ PROGRAMS = [
     ("arctanh", f_arctanh, np.arctanh, ("unit",)),
     ("arctan2", f_arctan2, np.arctan2, ("x", "y")),
     ("hypot", f_hypot, np.hypot, ("x", "y")),
+    ("power", f_power, np.power, ("pos", "y")),
     ("logaddexp", f_logaddexp, np.logaddexp, ("x", "y")),
     ("sinc", f_sinc, np.sinc, ("x",)),
     ("square", f_square, np.square, ("x",)),

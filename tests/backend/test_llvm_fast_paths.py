@@ -1,8 +1,9 @@
 """The LLVM backend's fast paths for NumPy functions, against NumPy, on contiguous and
 strided inputs of every dtype they take:
 
-- a lone C math function of a C-contiguous array calls NumPy's own loop where it is
-  the faster (myia.backend.llvm.npyloops): NumPy's results, bit for bit;
+- a lone C math function of a C-contiguous array, or x ** y of such arrays, calls
+  NumPy's own loop where it is the faster (myia.backend.llvm.npyloops): NumPy's
+  results, bit for bit;
 - a sort, take_along_axis(x, argsort(x)), is one call of NumPy's sort per lane;
 - a gather at constant positions (tile, repeat, pad...) copies blocks
   (myia.backend.llvm.gathers): the gather's results, bit for bit;
@@ -150,6 +151,65 @@ def test_fused_and_converting_expressions_keep_our_loops():
     np.testing.assert_allclose(llvm(of_ints)(k), np.exp(k), rtol=1e-14)
 
 
+def power(x, y):
+    return x ** y
+
+
+def power_of_2_5(x):
+    return x ** 2.5
+
+
+def two_to_the(y):
+    return 2 ** y
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_power_matches_numpy_on_every_layout(dtype):
+    # x ** y of two arrays of one shape, contiguous, calls NumPy's loop where NumPy's
+    # is the faster (its results, bit for bit); other layouts and broadcasts run our
+    # loops (libmvec's pow: within an ulp or two)
+    numpy_loop = npyloops.loop_symbol("power", dtype, 2) is not None
+    tol = 1e-14 if dtype == "float64" else 2e-6
+    for shape in [(1000,), (33, 17)]:
+        x = RNG.uniform(0.5, 2.0, shape).astype(dtype)
+        y = RNG.uniform(-3.0, 3.0, shape).astype(dtype)
+        for (lx, a), (ly, b) in zip(layouts(x).items(), layouts(y).items()):
+            want = a ** b
+            assert same_bits(vm(power)(a, b), want)
+            got = llvm(power)(a, b)
+            assert got.dtype == want.dtype
+            if numpy_loop and a.flags.c_contiguous and b.flags.c_contiguous:
+                assert same_bits(got, want), (shape, lx, ly)
+            else:
+                np.testing.assert_allclose(got, want, rtol=tol, err_msg=f"{shape} {lx} {ly}")
+    x = RNG.uniform(0.5, 2.0, (33, 17)).astype(dtype)
+    row = RNG.uniform(-3.0, 3.0, (17,)).astype(dtype)
+    np.testing.assert_allclose(llvm(power)(x, row), x ** row, rtol=tol)  # a broadcast
+    with pytest.raises(myia.MyiaShapeError, match="broadcast"):
+        llvm(power)(x, row[:5])
+    # a Python number is converted to the array's dtype, as NumPy does
+    for fn in (power_of_2_5, two_to_the):
+        want = fn(x)
+        got = llvm(fn)(x)
+        assert got.dtype == want.dtype == np.dtype(dtype)
+        if numpy_loop:
+            assert same_bits(got, want)
+        np.testing.assert_allclose(got, want, rtol=tol)
+
+
+def test_float32_expressions_with_python_numbers_keep_eight_lanes():
+    # a scalar does not widen a float32 loop to float64's four lanes: our loop of
+    # x ** 2.5 calls libmvec's 8-lane powf, not powf once per element (a matrix:
+    # where NumPy's loop takes a contiguous one, ours still runs on rows of a slice)
+    from myia.backend.llvm import runtime
+
+    x = RNG.uniform(0.5, 2.0, (8, 16)).astype("float32")
+    text = llvm_ir(power_of_2_5, x)
+    if ("pow", "float32") in runtime.MVEC:
+        assert "_ZGVdN8vv_powf" in text
+    np.testing.assert_allclose(llvm(power_of_2_5)(x), x ** 2.5, rtol=2e-6)
+
+
 def tanh_loss(x):
     return np.sum(np.tanh(x) * np.tanh(x))
 
@@ -159,6 +219,15 @@ def test_gradients_through_numpy_loops_are_unchanged():
     want = vm(myia.grad(tanh_loss))(x)
     np.testing.assert_allclose(llvm(myia.grad(tanh_loss))(x), want, rtol=1e-13)
     np.testing.assert_allclose(want, 2 * np.tanh(x) * (1 - np.tanh(x) ** 2), rtol=1e-13)
+    # and through x ** y, with respect to both
+    x, y = RNG.uniform(0.5, 2.0, 40), RNG.uniform(-2.0, 2.0, 40)
+    gx, gy = llvm(myia.grad(power_loss, argnums=(0, 1)))(x, y)
+    np.testing.assert_allclose(gx, y * x ** (y - 1), rtol=1e-13)
+    np.testing.assert_allclose(gy, x ** y * np.log(x), rtol=1e-13)
+
+
+def power_loss(x, y):
+    return np.sum(x ** y)
 
 
 # ---- sorts ----------------------------------------------------------------------------------

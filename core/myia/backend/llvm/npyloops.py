@@ -13,7 +13,8 @@ checked, when it is bound, on a small array against np.sort.
 Inner loops.
 
 `np.arcsinh(x)` alone (not fused with other operations) on a C-contiguous float64 or
-float32 array can run NumPy's own loop for it: where NumPy's loop is dispatched to
+float32 array, or `x ** y` of such arrays of one shape (or of one and a number), can
+run NumPy's own loop for it: where NumPy's loop is dispatched to
 its AVX-512 target (Intel's SVML and NumPy's own vector code), it is faster than
 glibc's libmvec at the width our loops use (4 doubles, 8 floats), and its results
 are NumPy's, bit for bit.  Where NumPy has no such loop (an AVX2 machine: its loops
@@ -23,8 +24,9 @@ A ufunc's loops are in the public C struct PyUFuncObject (numpy/ufuncobject.h):
 `functions[k]`, `data[k]` and the type numbers `types[k * nargs:(k + 1) * nargs]` of
 loop k.  A loop is `void loop(char **args, npy_intp *dimensions, npy_intp *steps,
 void *data)`; it needs no GIL.  We call the loop of `(NPY_DOUBLE, NPY_DOUBLE)` or
-`(NPY_FLOAT, NPY_FLOAT)`, when its `data` is NULL (a SIMD loop: a generic loop over a
-scalar C function has its function there), once over the whole array.  Its address
+`(NPY_FLOAT, NPY_FLOAT)` (three of them for `power`), when its `data` is NULL (a SIMD
+loop: a generic loop over a scalar C function has its function there), once over the
+whole array; a number operand is read with a step of 0.  Its address
 is bound to a name that does not change from one process to the next
 (`myia_npyloop_<name>_<dtype>`), so compiled programs are cached on disk as usual.
 
@@ -38,8 +40,10 @@ cos (82 -> 755), tan (89 -> 116).  float32: exp2 24 -> 15, expm1 62 -> 27, log2 
 18, log10 37 -> 23, log1p 45 -> 38, tan 39 -> 33, arcsin 42 -> 33, arccos 49 -> 38,
 sinh 34 -> 29, cosh 33 -> 27, tanh 60 -> 25, arcsinh 132 -> 59, arccosh 88 -> 57,
 arctanh 81 -> 46; about equal or slower: exp (32 -> 35), log (34 -> 32), sin, cos,
-arctan (32 -> 34).  With NumPy's AVX-512 loops disabled (NPY_DISABLE_CPU_FEATURES:
-its AVX2 target, "X86_V3", or its scalar baseline) every one of them was 2.5x to 15x
+arctan (32 -> 34).  x ** y of two arrays (NumPy's `power`, measured later on a Xeon
+with AVX-512): float64 374 -> 215, float32 213 -> 69 (ours calls libmvec's pow);
+arctan2's is not faster than libmvec's (float64 160 -> 177).  With NumPy's AVX-512
+loops disabled (NPY_DISABLE_CPU_FEATURES: its AVX2 target, "X86_V3", or its scalar baseline) every one of them was 2.5x to 15x
 slower than libmvec: NumPy's loop is then never taken.  (glibc's AVX-512 variants,
 `_ZGVeN8v_<name>`, were faster still for all but tanh, but their last bits differ
 from both NumPy's and those of the 4-lane variants our loops call.)
@@ -55,15 +59,15 @@ import numpy as np
 _AVX512_FASTER = {
     "float64": frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
                           "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
-                          "arcsinh", "arccosh", "arctanh"}),
+                          "arcsinh", "arccosh", "arctanh", "power"}),
     "float32": frozenset({"exp2", "expm1", "log2", "log10", "log1p", "tan", "arcsin",
                           "arccos", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
-                          "arctanh"}),
+                          "arctanh", "power"}),
 }
 FASTER = {"X86_V4": _AVX512_FASTER, "AVX512_SKX": _AVX512_FASTER}
 
-#: NumPy's type numbers, and the signature key of its dispatch table
-_TYPES = {"float64": (12, "dd"), "float32": (11, "ff")}
+#: NumPy's type numbers, and the letter of the signature keys of its dispatch table
+_TYPES = {"float64": (12, "d"), "float32": (11, "f")}
 
 
 class _UFunc(ctypes.Structure):
@@ -101,42 +105,44 @@ def _dispatch_targets():
     return _TARGETS
 
 
-def _loop_address(ufunc, code):
-    """The address of `ufunc`'s loop for (code) -> (code), if it has one and its
-    data is NULL; else None."""
+def _loop_address(ufunc, code, nin):
+    """The address of `ufunc`'s loop for (code,) * nin -> (code), if it has one and
+    its data is NULL; else None."""
     s = _UFunc.from_address(id(ufunc))
-    if s.nin != 1 or s.nout != 1 or s.nargs != 2 or s.name != ufunc.__name__.encode():
+    nargs = nin + 1
+    if s.nin != nin or s.nout != 1 or s.nargs != nargs or s.name != ufunc.__name__.encode():
         return None  # not the layout we expect
     for k in range(s.ntypes):
-        if ord(s.types[2 * k]) == code and ord(s.types[2 * k + 1]) == code:
+        if all(ord(s.types[nargs * k + j]) == code for j in range(nargs)):
             if s.data[k]:
                 return None
             return s.functions[k]
     return None
 
 
-def loop_symbol(name, dtype):
-    """The name of an external function bound to NumPy's loop of np.<name> on arrays
-    of `dtype`, where that loop is faster than ours on this machine; else None."""
+def loop_symbol(name, dtype, nin=1):
+    """The name of an external function bound to NumPy's loop of np.<name> (of `nin`
+    inputs) on arrays of `dtype`, where that loop is faster than ours on this
+    machine; else None."""
     key = (name, dtype)
     with _LOCK:
         if key in _SYMBOLS:
             return _SYMBOLS[key]
-        _SYMBOLS[key] = symbol = _bind(name, dtype)
+        _SYMBOLS[key] = symbol = _bind(name, dtype, nin)
         return symbol
 
 
-def _bind(name, dtype):
+def _bind(name, dtype, nin):
     if dtype not in _TYPES:
         return None
-    code, signature = _TYPES[dtype]
-    target = _dispatch_targets().get(name, {}).get(signature, {}).get("current")
+    code, letter = _TYPES[dtype]
+    target = _dispatch_targets().get(name, {}).get(letter * (nin + 1), {}).get("current")
     if name not in FASTER.get(target, {}).get(dtype, ()):
         return None
     ufunc = getattr(np, name, None)
-    if not isinstance(ufunc, np.ufunc):
+    if not isinstance(ufunc, np.ufunc) or ufunc.nin != nin:
         return None
-    address = _loop_address(ufunc, code)
+    address = _loop_address(ufunc, code, nin)
     if not address:
         return None
     from .runtime import engine

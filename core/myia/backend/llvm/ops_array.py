@@ -389,8 +389,10 @@ def _splat_inner(leaf, n):
 
 
 def choose_lanes(types):
-    """Vector width: 4 for 64-bit elements (AVX2 <4 x double>), 8 for float32-only."""
-    dts = {t.dtype for t in types if isinstance(t, (Array, Scalar))}
+    """Vector width: 4 for 64-bit elements (AVX2 <4 x double>), 8 for float32-only
+    arrays.  Scalars do not count: one is splatted to any width, and converted to
+    the arrays' float32 where it meets them (`x32 ** 2.5`, `1 - h32 * h32`)."""
+    dts = {t.dtype for t in types if isinstance(t, Array)}
     if dts and dts <= {"float32", "bool"} and "float32" in dts:
         return 8
     return 4
@@ -584,26 +586,44 @@ def materialize(fl, node):
     return emit_elementwise(fl, tree, out_t, node)
 
 
+#: the primitives whose NumPy ufunc has another name
+_UFUNC_NAMES = {"pow": "power"}
+
+
 def _numpy_loop(tree, out_t):
-    """NumPy's own loop for the expression, if it is one C math function of an array
-    of its result's dtype and NumPy's loop is the faster (see `npyloops`)."""
-    if not (isinstance(tree, Op) and tree.name in LIBM_NAMES and len(tree.children) == 1):
+    """NumPy's own loop for the expression, if it is one function of arrays (and
+    scalars) of its result's dtype whose NumPy loop is the faster (see `npyloops`): a
+    C math function or `pow`."""
+    if not (isinstance(tree, Op) and (tree.name in LIBM_NAMES or tree.name in _UFUNC_NAMES)
+            and tree.children):
         return None
-    leaf = tree.children[0]
-    if not (isinstance(leaf, Leaf) and isinstance(leaf.t, Array)
-            and leaf.t.dtype == out_t.dtype and leaf.t.ndim == out_t.ndim):
+    arrays = 0
+    for leaf in tree.children:
+        if not isinstance(leaf, Leaf):
+            return None
+        if isinstance(leaf.t, Array):
+            if leaf.t.ndim != out_t.ndim or leaf.t.dtype != out_t.dtype:
+                return None
+            arrays += 1
+        elif not isinstance(leaf.t, Scalar):
+            return None
+    if not arrays:
         return None
     from .npyloops import loop_symbol
 
-    return loop_symbol(tree.name, out_t.dtype)
+    return loop_symbol(_UFUNC_NAMES.get(tree.name, tree.name), out_t.dtype, len(tree.children))
 
 
 def emit_numpy_loop(fl, tree, out_t, node, symbol):
-    """f(x) through NumPy's loop `symbol` (`npyloops`) when x is C-contiguous, one
-    call over all its elements; through our own loop nest otherwise."""
+    """f(x...) through NumPy's loop `symbol` (`npyloops`), one call over all the
+    elements, when each array operand is C-contiguous and of the result's shape (a
+    scalar operand is read with a step of 0); through our own loop nest otherwise."""
     b = fl.b
-    leaf = tree.children[0]
-    shape = dims(fl, leaf.value, leaf.t)
+    leaves = tree.children
+    if len(leaves) == 1:
+        shape = dims(fl, leaves[0].value, leaves[0].t)
+    else:
+        shape = tree_shapes(fl, tree)  # (checked: an error names the node)
     out, size = new_array(fl, out_t.dtype, shape, node)
     m = b.module
     try:
@@ -611,20 +631,37 @@ def emit_numpy_loop(fl, tree, out_t, node, symbol):
     except KeyError:
         loop = ir.Function(m, ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, PTR]), symbol)
         loop.attributes.add("nounwind")
-    with b.if_else(is_c_contiguous(fl, leaf.value, leaf.t)) as (contiguous, strided):
-        with contiguous:
+    whole = ir.Constant(I1, 1)
+    for leaf in leaves:
+        if isinstance(leaf.t, Array):
+            whole = b.and_(whole, is_c_contiguous(fl, leaf.value, leaf.t))
+            if len(leaves) > 1:
+                for d, e in zip(dims(fl, leaf.value, leaf.t), shape):
+                    whole = b.and_(whole, b.icmp_signed("==", d, e))
+    with b.if_else(whole) as (one_call, nest):
+        with one_call:
             # loop(char **args, npy_intp *dimensions, npy_intp *steps, void *data)
-            args = fl.alloca(ir.ArrayType(PTR, 2))
+            n = len(leaves) + 1
+            args = fl.alloca(ir.ArrayType(PTR, n))
             counts = fl.alloca(I64)
-            steps = fl.alloca(ir.ArrayType(I64, 2))
+            steps = fl.alloca(ir.ArrayType(I64, n))
             itemsize = i64(ITEMSIZE[out_t.dtype])
-            for k, (a, s) in enumerate(((data_of(b, leaf.value), itemsize),
-                                        (data_of(b, out), itemsize))):
+            operands = []
+            for leaf in leaves:
+                if isinstance(leaf.t, Array):
+                    operands.append((data_of(b, leaf.value), itemsize))
+                else:  # (converted to the result's dtype, as ew_binary does)
+                    v = cast(b, leaf.value, leaf.t.dtype, out_t.dtype)
+                    slot = fl.alloca(v.type)
+                    b.store(v, slot)
+                    operands.append((b.bitcast(slot, PTR), i64(0)))
+            operands.append((data_of(b, out), itemsize))
+            for k, (a, step) in enumerate(operands):
                 b.store(a, _at(b, args, i64(8 * k)))
-                b.store(s, _at(b, steps, i64(8 * k)))
+                b.store(step, _at(b, steps, i64(8 * k)))
             b.store(size, counts)
             b.call(loop, [args, counts, steps, NULL])
-        with strided:
+        with nest:
             write_elementwise(fl, tree, out, shape, out_t)
     return out
 

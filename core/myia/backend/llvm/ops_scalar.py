@@ -302,16 +302,7 @@ def _mod(b, x, y, dt, scalar):
 @_binary("pow")
 def _pow(b, x, y, dt, scalar):
     if dt in FLOATS:
-        lanes = lanes_of(x)
-        if lanes == 1:
-            return b.call(declare(b.module, "pow" if dt == "float64" else "powf"), [x, y])
-        out = ir.Constant(x.type, ir.Undefined)
-        fn = declare(b.module, "pow" if dt == "float64" else "powf")
-        for k in range(lanes):
-            idx = ir.Constant(ir.IntType(32), k)
-            r = b.call(fn, [b.extract_element(x, idx), b.extract_element(y, idx)])
-            out = b.insert_element(out, r, idx)
-        return out
+        return call_libm(b, "pow", x, dt, y)
     return int_pow(b, x, y)
 
 
