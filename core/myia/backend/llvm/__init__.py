@@ -14,6 +14,7 @@
     ops_reduce  the reductions of the NumPy surface (cumulative sums, sorts' keys...)
     ops_shape   the rearrangements (concatenation, gathers, sorting, padding)
     ops_linalg  the linear algebra of the NumPy surface (batched products, solves)
+    gemm_update  W - lr * (A @ B) as one gemm into a copy of W
     gathers     compile-time copy plans for gathers at constant positions (pad, tile)
     npyloops    NumPy's own inner loops and sorts, called from compiled code
     wrapper     the native METH_FASTCALL entry point (unboxing and boxing)

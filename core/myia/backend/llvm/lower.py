@@ -612,6 +612,7 @@ class Emitter:
         self.L = L
         self.fn = fn
         self.fused = set()
+        self.gemm_updates = {}  # (see gemm_update)
 
     @classmethod
     def helper(cls, L, fn):
@@ -885,9 +886,12 @@ class FnLowering(Emitter):
                 users = mng.users(node)
                 if users and all(i == 0 and u.graph is g for u, i in users):
                     skip.add(node)
+        from .gemm_update import gemm_updates
         from .ops_array import fused_nodes
 
         self.fused = fused_nodes(self, g)
+        self.gemm_updates = gemm_updates(self, g, self.fused)
+        self.fused |= {plan.product for plan in self.gemm_updates.values()}
         skip |= self.fused
         return skip
 

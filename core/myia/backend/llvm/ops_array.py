@@ -24,7 +24,9 @@ order (both are accurate; results agree to ~1e-15 relative).
 
 Products.  `dot` calls BLAS (`dgemm`/`dgemv`/`ddot`, `s*` for float32) on operands
 with a unit stride on one axis (a transpose is a flag, not a copy); other operands
-are copied first.  int64 and bool products use a plain loop.
+are copied first.  int64 and bool products use a plain loop.  A product that only
+updates another matrix (`W - lr * (A @ B)`) is one gemm into a copy of it
+(`gemm_update`).
 """
 
 import llvmlite.ir as ir
@@ -578,6 +580,11 @@ def write_elementwise(fl, tree, out, shape, out_t):
 
 def materialize(fl, node):
     """The rule of an elementwise node with an array result (not fused away)."""
+    plan = fl.gemm_updates.get(node)
+    if plan is not None:
+        from .gemm_update import emit_gemm_update
+
+        return emit_gemm_update(fl, node, plan)
     tree = build_tree(fl, node, fl.fused)
     out_t = fl.ltype(node)
     symbol = _numpy_loop(tree, out_t)
@@ -1767,6 +1774,18 @@ def _float_ptr(fl, dtype, value):
     return const_ptr(fl.b.module, F64 if dtype == "float64" else F32, value)
 
 
+def call_gemm(fl, dt, a, c, m, n, k, alpha, beta, out):
+    """out (m x n, C-contiguous) = alpha * A @ B + beta * out: A and B given as
+    `_blas_operand`s, alpha and beta as pointers to numbers of the dtype."""
+    b = fl.b
+    (pa, a_row, lda), (pb, b_row, ldb) = a, c
+    # C^T (n x m, col-major) = B^T (n x k) A^T (k x m)
+    b.call(declare(b.module, ("d" if dt == "float64" else "s") + "gemm"), [
+        _char_ptr(fl, b.not_(b_row)), _char_ptr(fl, b.not_(a_row)),
+        _int_ptr(fl, n), _int_ptr(fl, m), _int_ptr(fl, k), alpha,
+        pb, _int_ptr(fl, ldb), pa, _int_ptr(fl, lda), beta, out, _int_ptr(fl, n)])
+
+
 @rule(P.dot)
 def lower_dot(fl, node, args, types, out):
     b = fl.b
@@ -1804,13 +1823,8 @@ def lower_dot(fl, node, args, types, out):
         k_pos = b.icmp_signed(">", k, i64(0))
 
         def gemm():
-            # C^T (n x m, col-major) = B^T (n x k) A^T (k x m)
-            ldc = n
-            b.call(declare(b.module, p + "gemm"), [
-                _char_ptr(fl, b.not_(b_row)), _char_ptr(fl, b.not_(a_row)),
-                _int_ptr(fl, n), _int_ptr(fl, m), _int_ptr(fl, k), one,
-                pb, _int_ptr(fl, ldb), pa, _int_ptr(fl, lda), zero,
-                data_of(b, res), _int_ptr(fl, ldc)])
+            call_gemm(fl, dt, (pa, a_row, lda), (pb, b_row, ldb), m, n, k, one, zero,
+                      data_of(b, res))
 
         if _known_int(nonempty) == 1 and _known_int(k_pos) == 1:  # shapes known
             gemm()
