@@ -13,7 +13,9 @@ loop nest broadcasts by strides (a dimension of size 1 has stride 0), checks the
 shapes of every node of the expression (MyiaShapeError at that node's line), and
 vectorizes its innermost loop explicitly: `<4 x double>` (`<8 x float>`) loads,
 operations and stores, transcendental functions through libmvec where present, with
-a scalar loop for the remainder and for inner strides other than 0 or 1.
+a scalar loop for the remainder and for inner strides other than 0 or 1 (except in an
+expression that calls libmvec: there a transposed or stepped operand's lanes are
+loaded one by one, and the call still takes 4 or 8 of them).
 
 Reductions.  `reduce_sum`/`reduce_max` over static axes, and `sum_to` (undoing
 broadcasting, with the reduced axes found at run time) are one "accumulate" loop
@@ -173,6 +175,17 @@ def load_elem(b, data, offset, dtype, lanes=1):
     if dtype == "bool":
         return b.icmp_unsigned("!=", v, ir.Constant(typ, 0) if lanes == 1 else
                                ir.Constant(typ, [0] * lanes))
+    return v
+
+
+def gather_elems(b, data, offset, step, dtype, lanes):
+    """A vector of the `lanes` elements at offset, offset + step, ..."""
+    v = None
+    for k in range(lanes):
+        x = load_elem(b, data, b.add(offset, b.mul(step, i64(k))), dtype)
+        if v is None:
+            v = ir.Constant(ir.VectorType(x.type, lanes), ir.Undefined)
+        v = b.insert_element(v, x, i32(k))
     return v
 
 
@@ -403,15 +416,24 @@ def choose_lanes(types):
 # ---- emitting expressions ---------------------------------------------------------------
 
 
+#: the key of `LoopNest`'s offsets under which a gathered loop gives the strides
+GATHER = "gather"
+
+
 def emit_expr(fl, tree, lanes, offsets):
     """The value of the tree at one position (lanes == 1) or at `lanes` consecutive
-    positions of the innermost axis.  offsets: {leaf: element offset value}."""
+    positions of the innermost axis.  offsets: {leaf: element offset value}, and
+    under GATHER their strides, where the lanes are not adjacent in memory."""
     b = fl.b
     if isinstance(tree, Leaf):
         if not isinstance(tree.t, Array):
             return tree.vec[lanes]
         if tree.splat and lanes > 1:
             return tree.vec[lanes]
+        strides_ = offsets.get(GATHER)
+        if strides_ is not None and lanes > 1:
+            return gather_elems(b, tree.base, offsets[id(tree)], strides_[id(tree)],
+                                tree.t.dtype, lanes)
         return load_elem(b, tree.base, offsets[id(tree)], tree.t.dtype, lanes)
     vals = [emit_expr(fl, c, lanes, offsets) for c in tree.children]
     dts = [_dtype(c.t) for c in tree.children]
@@ -431,12 +453,16 @@ class LoopNest:
     `inner(offsets, j, lanes)` where offsets are the element offsets of each
     strided operand at (outer index, j)."""
 
-    def __init__(self, fl, shape, operands, lanes, vec_ok):
-        """operands: list of (key, base pointer value, effective strides list)."""
+    def __init__(self, fl, shape, operands, lanes, vec_ok, gathered=False):
+        """operands: list of (key, base pointer value, effective strides list).
+        gathered: where vec_ok fails, the innermost loop still runs `lanes` at a
+        time, and `inner`'s offsets carry each operand's stride under GATHER (the
+        expression loads its lanes one by one: worth it where it calls libmvec)."""
         self.fl = fl
         self.shape, self.operands = _collapse(list(shape), operands)
         self.lanes = lanes
         self.vec_ok = vec_ok
+        self.gathered = gathered
 
     def run(self, inner, before_inner=None, after_inner=None):
         fl = self.fl
@@ -479,6 +505,12 @@ class LoopNest:
                     o = {key: b.add(offs[key], b.mul(j, st[n - 1])) for key, _, st in self.operands}
                     state = inner(o, j, lanes, state)
             start = vec_end
+            if self.gathered and _known_int(self.vec_ok) != 1:
+                with for_range(b, vec_end, nvec, lanes, name="jg") as j:
+                    o = {key: b.add(offs[key], b.mul(j, st[n - 1])) for key, _, st in self.operands}
+                    o[GATHER] = {key: st[n - 1] for key, _, st in self.operands}
+                    state = inner(o, j, lanes, state)
+                start = nvec
         else:
             start = i64(0)
         if not _statically_empty(start, N):  # the remainder
@@ -571,10 +603,10 @@ def write_elementwise(fl, tree, out, shape, out_t):
 
     def inner(offs, j, ln, state):
         v = emit_expr(fl, tree, ln, offs)
-        store_elem(b, v, out_data, offs["out"], out_t.dtype)
+        store_elem(b, v, out_data, offs["out"], out_t.dtype)  # (out: a unit stride)
         return state
 
-    LoopNest(fl, shape, operands, lanes, vec_ok).run(
+    LoopNest(fl, shape, operands, lanes, vec_ok, gathered=_calls_libm(tree)).run(
         inner, before_inner=_splat_before_inner(fl, leaves, lanes))
 
 
@@ -724,8 +756,9 @@ def _hreduce(b, kind, v, dtype):
 
 
 def _calls_libm(tree):
-    """Whether the expression calls a C math function (libmvec has them 4 lanes wide)."""
-    return isinstance(tree, Op) and (tree.name in LIBM_NAMES or
+    """Whether the expression calls a C math function or pow: libmvec has them 4
+    lanes wide (8 for float32), and a scalar loop calls them once per element."""
+    return isinstance(tree, Op) and (tree.name in LIBM_NAMES or tree.name == "pow" or
                                      any(_calls_libm(c) for c in tree.children))
 
 
