@@ -266,3 +266,20 @@ def scalarized(fn, n, pair=False):
     raise NotImplementedError(f"scalarized for {n} arguments (pair={pair})")
 
 
+
+
+# ---- the LLVM backend's code --------------------------------------------------------------
+
+
+def llvm_ir(fn, *args):
+    """The LLVM IR (after O3) that the llvm backend makes of `fn` for these arguments."""
+    from myia.backend.llvm.dispatch import compile_program
+    from myia.infer import signature_of, specialize
+    from myia.opt import optimize
+    from myia.pipeline import to_graph
+
+    g = specialize(to_graph(fn), list(signature_of(args)))
+    optimize(g)
+    dump = {}
+    compile_program(g, dump=dump)
+    return dump["optimized"]

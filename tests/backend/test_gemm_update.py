@@ -8,20 +8,10 @@ import numpy as np
 import pytest
 
 import myia
-from myia.backend.llvm.dispatch import compile_program
-from myia.infer import signature_of, specialize
-from myia.opt import optimize
-from myia.pipeline import to_graph
+
+from ..helpers import llvm_ir
 
 RNG = np.random.default_rng(20261203)
-
-
-def llvm_ir(fn, *args):
-    g = specialize(to_graph(fn), list(signature_of(args)))
-    optimize(g)
-    dump = {}
-    compile_program(g, dump=dump)
-    return dump["optimized"]
 
 
 def gemm_calls(fn, *args):

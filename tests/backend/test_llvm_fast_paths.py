@@ -15,10 +15,8 @@ import pytest
 
 import myia
 from myia.backend.llvm import gathers, npyloops
-from myia.backend.llvm.dispatch import compile_program
-from myia.infer import signature_of, specialize
-from myia.opt import optimize
-from myia.pipeline import to_graph
+
+from ..helpers import llvm_ir
 
 RNG = np.random.default_rng(20261202)
 
@@ -29,15 +27,6 @@ def llvm(fn):
 
 def vm(fn):
     return myia.compile(fn, backend="vm")
-
-
-def llvm_ir(fn, *args):
-    """The LLVM IR of fn for these arguments, after O3."""
-    g = specialize(to_graph(fn), list(signature_of(args)))
-    optimize(g)
-    dump = {}
-    compile_program(g, dump=dump)
-    return dump["optimized"]
 
 
 def same_bits(got, want):

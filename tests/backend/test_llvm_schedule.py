@@ -3,19 +3,8 @@
 import math
 
 import myia
-from myia.backend.llvm.dispatch import compile_program
-from myia.infer import signature_of, specialize
-from myia.opt import optimize
-from myia.pipeline import to_graph
 from tests.ad.test_must_hold import sin_loop
-
-
-def llvm_ir(fn, *args):
-    g = specialize(to_graph(fn), list(signature_of(args)))
-    optimize(g)
-    dump = {}
-    compile_program(g, dump=dump)
-    return dump["optimized"]  # the LLVM IR after O3
+from tests.helpers import llvm_ir
 
 
 def rotate(x):
