@@ -102,7 +102,7 @@ def _copy(fl, w, t, node):
     """A fresh C-contiguous copy of the matrix w: one memcpy when w is C-contiguous."""
     b = fl.b
     m, n = t.shape
-    res, size = new_array(fl, t.dtype, [i64(m), i64(n)], node)
+    res, _ = new_array(fl, t.dtype, [i64(m), i64(n)], node)
     with b.if_else(is_c_contiguous(fl, w, t)) as (whole, strided):
         with whole:
             b.call(declare(b.module, "memcpy"),
@@ -129,26 +129,37 @@ def emit_gemm_update(fl, node, plan):
     if m == 0 or n == 0 or _known_int(k) == 0:
         return res  # (W, plus an empty sum)
     operands = (_blas_operand(fl, a, ta, plan.product), _blas_operand(fl, c, tb, plan.product))
+    shape = (i64(m), i64(n), k)
     one = _float_ptr(fl, dt, 1.0)
     with b.if_then(b.icmp_signed(">", k, i64(0))):
         if plan.scale is None:
-            call_gemm(fl, dt, *operands, i64(m), i64(n), k, _float_ptr(fl, dt, plan.sign),
-                      one, data_of(b, res))
-            return res
-        s = cast(b, fl.value(plan.scale), fl.ltype(plan.scale).dtype, dt)
-        alpha = fl.alloca(s.type)
-        b.store(b.fneg(s) if plan.sign < 0 else s, alpha)
-        with b.if_else(b.fcmp_unordered("==", s, ir.Constant(s.type, 0.0))) as (zero, other):
-            with other:
-                call_gemm(fl, dt, *operands, i64(m), i64(n), k, alpha, one, data_of(b, res))
-            with zero:
-                # gemm would not read A and B: an inf or nan in their product must
-                # still make W - 0 * P nan, as the expression does
-                product, _ = new_array(fl, dt, [i64(m), i64(n)], plan.product)
-                call_gemm(fl, dt, *operands, i64(m), i64(n), k, one, _float_ptr(fl, dt, 0.0),
-                          data_of(b, product))
-                term = Op("mul", [Leaf(s, Scalar(dt)), Leaf(product, t)], t, node)
-                tree = Op("sub" if plan.sign < 0 else "add", [Leaf(res, t), term], t, node)
-                tree_shapes(fl, tree)
-                write_elementwise(fl, tree, res, [i64(m), i64(n)], t)
+            call_gemm(fl, dt, *operands, *shape, _float_ptr(fl, dt, plan.sign), one,
+                      data_of(b, res))
+        else:
+            _scaled_update(fl, node, plan, operands, shape, res)
     return res
+
+
+def _scaled_update(fl, node, plan, operands, shape, res):
+    """res += sign * s * (A @ B), s a number known at run time."""
+    b = fl.b
+    t = fl.ltype(node)
+    dt = t.dtype
+    one = _float_ptr(fl, dt, 1.0)
+    s = cast(b, fl.value(plan.scale), fl.ltype(plan.scale).dtype, dt)
+    alpha = fl.alloca(s.type)
+    b.store(b.fneg(s) if plan.sign < 0 else s, alpha)
+    with b.if_else(b.fcmp_unordered("==", s, ir.Constant(s.type, 0.0))) as (zero, other):
+        with other:
+            call_gemm(fl, dt, *operands, *shape, alpha, one, data_of(b, res))
+        with zero:
+            # gemm would not read A and B: an inf or nan in their product must still
+            # make W - 0 * P nan, as the expression does
+            m, n, _ = shape
+            product, _ = new_array(fl, dt, [m, n], plan.product)
+            call_gemm(fl, dt, *operands, *shape, one, _float_ptr(fl, dt, 0.0),
+                      data_of(b, product))
+            term = Op("mul", [Leaf(s, Scalar(dt)), Leaf(product, t)], t, node)
+            tree = Op("sub" if plan.sign < 0 else "add", [Leaf(res, t), term], t, node)
+            tree_shapes(fl, tree)
+            write_elementwise(fl, tree, res, [m, n], t)

@@ -43,8 +43,9 @@ arctanh 81 -> 46; about equal or slower: exp (32 -> 35), log (34 -> 32), sin, co
 arctan (32 -> 34).  x ** y of two arrays (NumPy's `power`, measured later on a Xeon
 with AVX-512): float64 374 -> 215, float32 213 -> 69 (ours calls libmvec's pow);
 arctan2's is not faster than libmvec's (float64 160 -> 177).  With NumPy's AVX-512
-loops disabled (NPY_DISABLE_CPU_FEATURES: its AVX2 target, "X86_V3", or its scalar baseline) every one of them was 2.5x to 15x
-slower than libmvec: NumPy's loop is then never taken.  (glibc's AVX-512 variants,
+loops disabled (NPY_DISABLE_CPU_FEATURES: its AVX2 target, "X86_V3", or its scalar
+baseline) every one of them was 2.5x to 15x slower than libmvec: NumPy's loop is then
+never taken.  (glibc's AVX-512 variants,
 `_ZGVeN8v_<name>`, were faster still for all but tanh, but their last bits differ
 from both NumPy's and those of the 4-lane variants our loops call.)
 """
