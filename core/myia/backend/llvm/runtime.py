@@ -292,6 +292,30 @@ def _keep_freed_blocks(libc):
 # ---- the engine -----------------------------------------------------------------------
 
 
+
+def _cython_blas():
+    """scipy.linalg.cython_blas, the module of the capsules of scipy's BLAS, loaded from
+    its file: importing it the usual way runs scipy.linalg's __init__ first, 100-200 ms
+    of imports (array-API helpers...) that the capsules do not need (loading the file
+    takes 2 ms).  Where scipy's files are not laid out as expected, the usual import."""
+    import importlib.machinery
+    import importlib.util
+
+    import scipy
+
+    name = "scipy.linalg.cython_blas"
+    stem = os.path.join(os.path.dirname(scipy.__file__), "linalg", "cython_blas")
+    found = [stem + x for x in importlib.machinery.EXTENSION_SUFFIXES if os.path.exists(stem + x)]
+    if not found:
+        from scipy.linalg import cython_blas
+
+        return cython_blas
+    loader = importlib.machinery.ExtensionFileLoader(name, found[0])
+    module = importlib.util.module_from_spec(
+        importlib.util.spec_from_file_location(name, found[0], loader=loader))
+    loader.exec_module(module)
+    return module
+
 class Engine:
     """The process's JIT: a target machine for the host, an MCJIT engine that owns
     another one, and the O3 pipeline.  Use `engine()`."""
@@ -387,16 +411,15 @@ class Engine:
         capi.check_layout()
 
     def bind_blas(self):
-        """Bind scipy's BLAS (importing scipy.linalg costs about 0.3 s: only a process
-        that compiles a product pays it)."""
+        """Bind scipy's BLAS (only a process that compiles a product pays it: see
+        `_cython_blas`)."""
         with self.lock:
             if not self.blas_bound:
                 self._bind_blas()
                 self.blas_bound = True
 
     def _bind_blas(self):
-        from scipy.linalg import cython_blas
-
+        cython_blas = _cython_blas()
         get = ctypes.pythonapi.PyCapsule_GetPointer
         get.restype = ctypes.c_void_p
         get.argtypes = [ctypes.py_object, ctypes.c_char_p]
