@@ -71,8 +71,16 @@ def find_function_ast(fn):
             hint="define the function in a file, a notebook cell or the Myia kernel; "
             "functions made by exec() of a string have no source",
         )
-    tree = _parse_file(filename, lines)
-    node = _find_node(tree, code) if tree is not None else None
+    node = None
+    if filename not in _trees and code.co_name != "<lambda>":
+        # A file not parsed yet: parse what inspect finds for this function alone
+        # (parsing a library's whole files to find a few derivative rules was 20-35 ms
+        # of a first compile); a lambda is found in its file's tree.
+        tree = _parse_snippet(fn)
+        node = _find_node(tree, code) if tree is not None else None
+    if node is None:
+        tree = _parse_file(filename, lines)
+        node = _find_node(tree, code) if tree is not None else None
     if node is None:
         # The file did not parse (or changed since the function was defined): parse
         # what inspect finds for this function alone.
