@@ -195,13 +195,17 @@ def is_data(value):
 def _holds_function(typed):
     """Does the typed program return a function value (or a tuple holding one)?"""
     from myia.infer.abstract import AFunction, ATuple
+    from myia.ir import Graph
 
     def holds(a):
         if isinstance(a, AFunction):
             return True
         return isinstance(a, ATuple) and any(holds(e) for e in a.elements)
 
-    return holds(typed.output.abstract)
+    out = typed.output
+    if out.abstract is None and out.is_constant(Graph):  # `f = lambda x: ...`
+        return True
+    return holds(out.abstract)
 
 
 _MISSING = object()

@@ -79,6 +79,10 @@ def test_function_values_stay_callable_and_compilable(s):
     assert r.value == 24.0
     r = ok(s, "scale = (lambda k: lambda x: k * x)(3.0)\nscale(2.0)")
     assert r.value == 6.0
+    # a lambda given a name, as in `f = lambda x: ...; jax.grad(f)(x)`
+    r = ok(s, "cube = lambda x: x * x * x\ngrad(cube)(2.0)")
+    assert r.value == 12.0 and s.namespace["cube"](2.0) == 8.0
+    assert ok(s, "grad(grad(cube))(2.0)").value == 12.0
 
 
 def test_host_transforms_run(s):
