@@ -328,7 +328,10 @@ class SafeEval:
 
     def _Call(self, node):
         fn = self.eval(node.func)
-        args = self._items(node.args)
+        if fn in _API and node.args and isinstance(node.args[0], ast.Lambda):
+            args = [self._transformed_lambda(node.args[0])] + self._items(node.args[1:])
+        else:
+            args = self._items(node.args)
         kwargs = {}
         for kw in node.keywords:
             if kw.arg is None:
@@ -349,6 +352,20 @@ class SafeEval:
                 return r
             return fn(*args, **kwargs)
         self.refuse(node.func, f"`{ast.unparse(node.func)}` cannot be called here")
+
+    def _transformed_lambda(self, node):
+        """`jvp(lambda x: x * x, ...)`: the function object Python makes of a lambda
+        given to a transform (in the session's namespace, at its place in the cell),
+        which the transform compiles like a def.  Making it runs nothing of the cell:
+        its default values must be constants; and its body runs only as Myia compiles
+        it, because a transform is the only thing it is given to (anywhere else, as a
+        `key=` of max, Python would call it: there a lambda is refused)."""
+        a = node.args
+        if any(not isinstance(d, ast.Constant)
+               for d in a.defaults + [d for d in a.kw_defaults if d is not None]):
+            self.refuse(node, "a lambda's default values must be constants here")
+        filename = self.loc_of(node).filename
+        return eval(compile(ast.Expression(node), filename, "eval"), self.session.namespace)
 
     def _data(self, value, node):
         """A value Python's operators may work on: data, or containers of data."""

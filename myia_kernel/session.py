@@ -25,7 +25,8 @@ Values that are functions (`df = grad(f)`) are bound as the Python object that t
 expression gives when Python evaluates it: it compiles to the same program, and stays
 callable from `%%python` cells.  `jvp`, `vjp`, `hessian` and `jet` are host-level transforms
 (not in the subset): an expression that uses them is read by `seal.SafeEval`, which calls
-them (they compile the function they are given) and runs no Python code of the cell.
+them (they compile the function they are given, a lambda written in place included:
+`jvp(lambda x: x * x, (3.0,), (1.0,))`) and runs no Python code of the cell.
 Nothing else of a subset cell is evaluated by Python either (see `seal`): annotations are
 dropped, default values and magic arguments are read by SafeEval.
 

@@ -370,7 +370,19 @@ ATTEMPTS = [
     A("transforms", "hessian-open", "(hessian, open(SECRET).read())[1]", NAME, OPEN_UNDEFINED),
     A("transforms", "jet-open", "(jet, open(SECRET).read())[1]", NAME, OPEN_UNDEFINED),
     A("transforms", "hessian-value", "(h, open(SECRET).read())[1]", NAME, OPEN_UNDEFINED),
-    A("transforms", "jvp-lambda", "jvp(lambda a: open(SECRET), (1.0,), (1.0,))", SYN,
+    # a lambda given to a transform is made (never called by Python) and compiled
+    A("transforms", "jvp-lambda", "jvp(lambda a: open(SECRET), (1.0,), (1.0,))", SRC,
+      "cannot compile `open`"),
+    A("transforms", "jvp-lambda-default", "jvp(lambda a, k=open(SECRET).read(): a, (1.0,),"
+      " (1.0,))", SYN, "a lambda's default values must be constants here"),
+    A("transforms", "jvp-lambda-object", "jvp(lambda a: e(a), (1.0,), (1.0,))", TYPE,
+      "object of class `Evil`"),
+    A("transforms", "hessian-lambda-load", "hessian(lambda a: np.load(SECRET))(1.0)", SRC,
+      "cannot compile `np.load`"),
+    # anywhere else Python could call it (a key of max): refused
+    A("transforms", "max-key-lambda", "(jvp, max([1.0, 2.0], key=lambda a: open(PWN, 'w')))",
+      SYN, "a lambda cannot be evaluated here"),
+    A("transforms", "jvp-second-lambda", "jvp(f, (lambda: open(PWN, 'w'))(), (1.0,))", SYN,
       "a lambda cannot be evaluated here"),
     A("transforms", "jvp-np.load", "jvp(np.load, (SECRET,), (1.0,))", SYN,
       "`np.load` is not part of the subset"),
@@ -494,6 +506,8 @@ def test_annotations_are_never_evaluated(session, markers, code, value):
     ("vjp(f, 2.0)[1](1.0)", (2.0,)),  # a tuple that holds a function can be indexed
     ("jvp(f, (2 ** 10,), (1.0,))", (2048.0, 2.0)),
     ("jvp(f, (float(len(range(4))),), (1.0,))", (8.0, 2.0)),
+    ("jvp(lambda a: a * a, (3.0,), (1.0,))", (9.0, 6.0)),
+    ("hessian(lambda a: a ** 3)(2.0)", 12.0),
     ("def dflt(a=np.ones(2) * 3.0):\n    return a\ndflt()[0]", 3.0),
 ])
 def test_what_the_seal_reads_still_works(session, code, value):
