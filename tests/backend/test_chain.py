@@ -17,14 +17,7 @@ import pytest
 import myia
 from myia.backend.llvm import runtime
 from myia.errors import MyiaMemoryError
-
-
-def sin_loop(x, n):
-    i = 0
-    while i < n:
-        x = np.sin(x)
-        i = i + 1
-    return x
+from tests.ad.test_must_hold import sin_loop
 
 
 def _sin_loop_grad(x, n):

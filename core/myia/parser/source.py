@@ -71,21 +71,18 @@ def find_function_ast(fn):
             hint="define the function in a file, a notebook cell or the Myia kernel; "
             "functions made by exec() of a string have no source",
         )
+    # What inspect finds for this function alone comes first in a file not parsed yet
+    # (parsing a library's whole files to find a few derivative rules was 20-35 ms of a
+    # first compile), last where the file did not parse or changed since the function
+    # was defined; a lambda is found in its file's tree first.
+    snippet_first = filename not in _trees and code.co_name != "<lambda>"
+    attempts = [lambda: _parse_file(filename, lines), lambda: _parse_snippet(fn)]
     node = None
-    if filename not in _trees and code.co_name != "<lambda>":
-        # A file not parsed yet: parse what inspect finds for this function alone
-        # (parsing a library's whole files to find a few derivative rules was 20-35 ms
-        # of a first compile); a lambda is found in its file's tree.
-        tree = _parse_snippet(fn)
+    for parse in attempts[::-1] if snippet_first else attempts:
+        tree = parse()
         node = _find_node(tree, code) if tree is not None else None
-    if node is None:
-        tree = _parse_file(filename, lines)
-        node = _find_node(tree, code) if tree is not None else None
-    if node is None:
-        # The file did not parse (or changed since the function was defined): parse
-        # what inspect finds for this function alone.
-        tree = _parse_snippet(fn)
-        node = _find_node(tree, code) if tree is not None else None
+        if node is not None:
+            break
     if node is None:
         raise MyiaSourceError(
             f"cannot find the source of `{function_name(fn)}` in {filename} "

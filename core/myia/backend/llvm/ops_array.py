@@ -659,10 +659,7 @@ def emit_numpy_loop(fl, tree, out_t, node, symbol):
     scalar operand is read with a step of 0); through our own loop nest otherwise."""
     b = fl.b
     leaves = tree.children
-    if len(leaves) == 1:
-        shape = dims(fl, leaves[0].value, leaves[0].t)
-    else:
-        shape = tree_shapes(fl, tree)  # (checked: an error names the node)
+    shape = tree_shapes(fl, tree)  # (checked: an error names the node)
     out, size = new_array(fl, out_t.dtype, shape, node)
     m = b.module
     try:
@@ -674,9 +671,8 @@ def emit_numpy_loop(fl, tree, out_t, node, symbol):
     for leaf in leaves:
         if isinstance(leaf.t, Array):
             whole = b.and_(whole, is_c_contiguous(fl, leaf.value, leaf.t))
-            if len(leaves) > 1:
-                for d, e in zip(dims(fl, leaf.value, leaf.t), shape):
-                    whole = b.and_(whole, b.icmp_signed("==", d, e))
+            for d, e in zip(dims(fl, leaf.value, leaf.t), shape):  # (no broadcast)
+                whole = b.and_(whole, b.icmp_signed("==", d, e))
     with b.if_else(whole) as (one_call, nest):
         with one_call:
             # loop(char **args, npy_intp *dimensions, npy_intp *steps, void *data)

@@ -292,7 +292,6 @@ def _keep_freed_blocks(libc):
 # ---- the engine -----------------------------------------------------------------------
 
 
-
 def _cython_blas():
     """scipy.linalg.cython_blas, the module of the capsules of scipy's BLAS, loaded from
     its file: importing it the usual way runs scipy.linalg's __init__ first, 100-200 ms
@@ -315,6 +314,7 @@ def _cython_blas():
         importlib.util.spec_from_file_location(name, found[0], loader=loader))
     loader.exec_module(module)
     return module
+
 
 class Engine:
     """The process's JIT: a target machine for the host, an MCJIT engine that owns
