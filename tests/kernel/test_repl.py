@@ -136,6 +136,10 @@ def test_ctrl_c_stops_a_cell_at_a_terminal_even_when_sigint_started_ignored(tmp_
         child.expect(r"In \[3\]")
         child.send("forever(-2.0)\r")  # the session and its definitions survive
         child.expect(r"-2\.0")
+        # (Ctrl-D once the prompt is there, as this test is about Ctrl-C: one typed while
+        # the cell's output is still printing was lost once in a full run under load, a
+        # gap of its own)
+        child.expect(r"In \[4\]")
         child.sendeof()
         child.expect(pexpect.EOF)
     finally:
