@@ -6,13 +6,17 @@ from .manager import manage
 
 
 def _copy_graphs(graphs, repl, mng, *, keep_params=(), loc=None, keep_keys=False,
-                 keep_graphs=(), keep_names=True):
+                 keep_graphs=(), keep_names=True, detach=False):
     """Copy the nodes of `graphs` following the mapping `repl` (old -> new).
 
     `repl` must already map every graph of `graphs` to its new Graph (or, for a graph
     being inlined, to the graph that receives its nodes) and may map parameters to
     arbitrary nodes.  Nodes outside `graphs` (free variables from above) stay shared.
     Environment keys (EnvKey constants) follow their node, unless `keep_keys`.
+    A copied derivative node follows its primal node (`node.primal`) if that was copied
+    too; else, with `detach` (a copy made while the original stays, as inlining makes),
+    it loses the link: J keys the sensitivity of a free variable by the node it is the
+    image of, and two copies of one node are two free variables.
     Constants of the graphs `keep_graphs` stay (a recursive graph inlined into its
     caller still calls itself, not the caller).  Without `keep_names`, the copies go
     unnamed (the library's local names mean nothing where its code is inlined).
@@ -60,10 +64,9 @@ def _copy_graphs(graphs, repl, mng, *, keep_params=(), loc=None, keep_keys=False
         ng = repl[g]
         if ng is not g and g not in keep_params:
             ng.output = get(g.output)
-    # a copied derivative node follows its primal node if that was copied too
     for new in created:
         if new.primal is not None:
-            new.primal = repl.get(new.primal, new.primal)
+            new.primal = repl.get(new.primal, None if detach else new.primal)
         if new.adjoint is not None:
             new.adjoint = repl.get(new.adjoint, new.adjoint)
     return get
@@ -133,7 +136,7 @@ def inline(graph, target, args, *, manager=None, loc=None, keep_names=True):
     for g in scope[1:]:
         repl[g] = _new_graph(g)
     get = _copy_graphs(scope, repl, mng, keep_params=(graph,), loc=loc, keep_graphs=(graph,),
-                       keep_names=keep_names)
+                       keep_names=keep_names, detach=True)
     return get(graph.output)
 
 
