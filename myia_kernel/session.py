@@ -61,6 +61,7 @@ from myia import progress
 from myia.ad.transforms import is_myia_class
 from myia.errors import MyiaError, MyiaSyntaxError
 from myia.parser.resolve import class_name, foreign_part
+from myia.pipeline import returns_function
 
 from . import limits
 from . import magics as _magics
@@ -191,22 +192,6 @@ def is_data(value):
                                            np.ndarray, np.generic)):
         return True
     return isinstance(value, tuple) and all(is_data(v) for v in value)
-
-
-def _holds_function(typed):
-    """Does the typed program return a function value (or a tuple holding one)?"""
-    from myia.infer.abstract import AFunction, ATuple
-    from myia.ir import Graph
-
-    def holds(a):
-        if isinstance(a, AFunction):
-            return True
-        return isinstance(a, ATuple) and any(holds(e) for e in a.elements)
-
-    out = typed.output
-    if out.abstract is None and out.is_constant(Graph):  # `f = lambda x: ...`
-        return True
-    return holds(out.abstract)
 
 
 _MISSING = object()
@@ -570,7 +555,7 @@ class Session:
             node = _wrapper_value(filename, wrapper.__code__.co_firstlineno)
             return seal.SafeEval(self, lambda n: _loc(filename, n)).eval(node)
         compiled = myia.compile(wrapper, backend=self.backend)  # a new wrapper: not kept
-        if self.backend == "llvm" and _holds_function(compiled.pipeline.specialize(wrapper, ())):
+        if self.backend == "llvm" and returns_function(compiled.pipeline.specialize(wrapper, ())):
             # native code hands only data to Python: a function value (its type says so)
             # is the Python object for it, as below
             return wrapper()

@@ -13,6 +13,7 @@ from . import viz  # noqa: F401  (myia.viz.render)
 from .api import _register_in_subset, compile, grad, hessian, ir, jet, jvp, value_and_grad, vjp
 from .errors import (
     MyiaError,
+    MyiaGradError,
     MyiaIndexError,
     MyiaNameError,
     MyiaOverflowError,
@@ -47,6 +48,6 @@ _import_the_compiler()
 
 __all__ = [
     "compile", "grad", "hessian", "ir", "jet", "jvp", "value_and_grad", "vjp",
-    "MyiaError", "MyiaIndexError", "MyiaNameError", "MyiaOverflowError", "MyiaShapeError", "MyiaSourceError", "MyiaSyntaxError",
+    "MyiaError", "MyiaGradError", "MyiaIndexError", "MyiaNameError", "MyiaOverflowError", "MyiaShapeError", "MyiaSourceError", "MyiaSyntaxError",
     "MyiaTypeError", "MyiaValueError",
 ]

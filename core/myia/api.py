@@ -204,15 +204,14 @@ class _Transformed:
         try:
             fast = self._fast
             # every call after the first: straight to the native entry of the last
-            # signature, which checks the arguments' types itself (an argument that
-            # _check_args would refuse, an int, is not the float it was compiled for)
+            # signature, which checks the arguments' types itself (an int is not the
+            # float it was compiled for: inference refuses it, see `differentiable`)
             # (and their number: fewer, with defaults to fill, is a MISMATCH too)
             if fast is not None and fast[0] is _environ_get(b"MYIA_BACKEND"):
                 r = fast[1](*args)
                 if r.__class__ is not _Signal:
                     return r
-                # MISMATCH or DEEP: the checks and the dispatcher, below
-            self._check_args(args)
+                # MISMATCH or DEEP: the dispatcher, below
             marker = _backend_marker()
             backend = default_backend()
             compiled = self._compiled.get(backend)
@@ -230,28 +229,8 @@ class _Transformed:
     #: see _fast_entry
     _fast = None
 
-    def _check_args(self, args):
-        pass
-
     def __repr__(self):
         return f"<myia.{self._kind_name}({_fn_text(self.fn)})>"
-
-
-def _check_differentiable(names, args, argnums):
-    # on every call of a derivative: the common case (a float) costs one type check
-    for a in argnums:
-        if a >= len(args):
-            continue
-        x = args[a]
-        if type(x) is float:
-            continue
-        if isinstance(x, (bool, int, np.integer, np.bool_)) or (
-                isinstance(x, np.ndarray) and x.dtype.kind in "biu"):
-            name = names[a] if a < len(names) else str(a)
-            raise MyiaGradError(
-                f"cannot differentiate with respect to argument {a} ({name!r}): it is an "
-                f"integer ({type(x).__name__})",
-                hint=f"pass a float (e.g. {name}=float({name})), or choose other argnums")
 
 
 class GradFunction(_Transformed):
@@ -324,10 +303,6 @@ class GradFunction(_Transformed):
                 self.old_path_reason[signature] = reason
         self._by_signature[signature] = graph
         return graph
-
-    def _check_args(self, args):
-        _, names, _ = self.__myia_header__()
-        _check_differentiable(names, args, self._nums)
 
 
     def __repr__(self):
@@ -425,9 +400,12 @@ class _NativeVJPFunction:
     closure) to Python ("llvm"): `vjp_fn(ct)` runs one compiled program that
     computes the forward pass at the primals again and then the backward pass."""
 
-    def __init__(self, fn, primals, backend):
+    def __init__(self, fn, primals, backend, out):
         self.primals = tuple(primals)
         self.compiled = compile(_VJPApplyFunction(fn, len(primals)), backend)
+        # typed now, for a cotangent like the output: its errors (an integer primal)
+        # come from vjp itself, as on the VM
+        self.compiled.pipeline.specialize(self.compiled.fn, self.primals + (out,))
 
     @user_facing
     def __call__(self, cotangent):
@@ -443,7 +421,7 @@ def vjp(fn, *primals):
     if compiled.pipeline.llvm is not None:
         t.__myia_header__()  # the same checks (argnums) as below
         out = compile(fn, compiled.backend).pipeline.run(fn, primals, {})
-        return out, _NativeVJPFunction(fn, primals, compiled.backend)
+        return out, _NativeVJPFunction(fn, primals, compiled.backend, out)
     out, bprop = compiled.pipeline.run(t, primals, {})
     return out, _VJPFunction(compiled.pipeline, bprop, primals)
 
@@ -549,7 +527,6 @@ class HessianFunction:
 
     @user_facing
     def __call__(self, *args):
-        self.grad._check_args(args)
         backend = default_backend()
         compiled = self._compiled.get(backend)
         if compiled is None:
@@ -619,10 +596,6 @@ class JetFunction(_Transformed):
                 graph.defaults = dict(defaults)
         self._by_signature[signature] = graph
         return graph
-
-    def _check_args(self, args):
-        _, names, _ = self.__myia_header__()
-        _check_differentiable(names, args, (self.argnums,))
 
     def __repr__(self):
         return f"<myia.jet({_fn_text(self.fn)}, order={self.order}, argnums={self.argnums})>"

@@ -6,15 +6,22 @@ subclass of float or int is read as the number it holds (its methods would other
 run inside the program on the VM), an int must fit in int64, an array must have a
 dtype the compiler knows.  Anything else is refused here, with what to pass instead.
 
-    bool, numpy.bool_                 -> bool
-    int, numpy.integer (subclasses)   -> int, within int64 (else MyiaOverflowError)
-    float, numpy.float64 (subclasses) -> float
-    numpy.float32                     -> numpy.float32
+    bool                              -> bool
+    int (subclasses)                  -> int, within int64 (else MyiaOverflowError)
+    float (subclasses)                -> float
+    numpy.bool_                       -> numpy.bool_
+    numpy.integer                     -> numpy.int64, within int64
+    numpy.float64, numpy.float32      -> themselves
     numpy.ndarray (subclasses)        -> numpy.ndarray of bool, int64, float32, float64
     tuple (namedtuples)               -> tuple of converted values
     list                              -> list of converted values
     dict (str, int, bool, None keys)  -> dict of converted values, keys in their order
     None, functions, CuPy arrays      -> themselves
+
+A NumPy scalar stays one: NumPy 2 promotes it as a dtype, where it does not promote a
+Python number (NEP 50: `x32 * np.float64(2.0)` is float64, `x32 * 2.0` float32), and
+a program's scalar result is the one its type says (a Python float, or an np.float64:
+`exit_value`; the LLVM backend boxes the same).
 
 Inside a program a list and a dict are tuples (a dict's values, in the order of its
 keys; see myia.infer.abstract, "Containers"): a backend that runs Python values (the
@@ -38,19 +45,22 @@ def entry_values(args):
 
 def entry_value(x):
     t = type(x)
-    if t is float or t is bool or t is np.float32 or t is np.ndarray and x.dtype.name in DTYPES:
+    if t is float or t is bool or t is np.float32 or t is np.float64 or t is np.bool_ \
+            or t is np.ndarray and x.dtype.name in DTYPES:
         return x  # the common cases, unchanged
     if isinstance(x, (bool, np.bool_)):
-        return bool(x)
+        return np.bool_(x) if isinstance(x, np.bool_) else bool(x)
     if isinstance(x, (int, np.integer)):
         v = int(x)
         if not _INT64[0] <= v <= _INT64[1]:
             raise MyiaOverflowError(f"the argument {v} is out of int64's range",
                                     hint="integers are int64: pass a float for larger values")
-        return v
+        return np.int64(v) if isinstance(x, np.integer) else v
     if isinstance(x, np.float32):
         return np.float32(x)
-    if isinstance(x, (float, np.floating)) and not isinstance(x, (np.float16, np.longdouble)):
+    if isinstance(x, np.float64):
+        return np.float64(x)
+    if isinstance(x, float):
         return float(x)
     if isinstance(x, np.ndarray):
         if x.dtype.name not in DTYPES:
@@ -121,9 +131,12 @@ def structured_like(x, model):
 
 def exit_value(x, a):
     """The result `x` of a program whose result type is `a` (an abstract), with the
-    lists and dicts that `a` says (tuples inside the program)."""
-    from .infer.abstract import ATuple
+    lists and dicts that `a` says (tuples inside the program), and its numbers of the
+    Python types it says (a Python float, an np.float64...)."""
+    from .infer.abstract import AScalar, ATuple
 
+    if a.__class__ is AScalar:
+        return _number(x, a)
     if a.__class__ is not ATuple or not isinstance(x, tuple) or len(x) != len(a.elements):
         return x
     items = [exit_value(e, ea) for e, ea in zip(x, a.elements)]
@@ -132,6 +145,21 @@ def exit_value(x, a):
     if a.is_dict:
         return dict(zip(a.keys, items))
     return tuple(items)
+
+
+_PYTHON_TYPES = {"bool": bool, "int64": int, "float64": float}
+
+
+def _number(x, a):
+    """The number x as the type of its abstract `a`."""
+    if a.numpy:
+        want = DTYPE_TYPES.get(a.dtype)
+        return x if want is None or type(x) is want else want(x)
+    want = _PYTHON_TYPES.get(a.dtype)
+    return x if want is None or type(x) is want else want(x)
+
+
+DTYPE_TYPES = {"bool": np.bool_, "int64": np.int64, "float32": np.float32, "float64": np.float64}
 
 
 def _nearest(dtype):

@@ -10,11 +10,14 @@ graph for a signature (`__myia_graph_for__`): `grad` differentiates the optimize
 program of its function for the same signature (see `myia.api.GradFunction`).
 """
 
+import numpy as np
+
 from .backend.vm import VM, Closure
 from .errors import MyiaError
 from .gc_pause import gc_paused
 from .ir import Graph, manage
 from .ir.print import format_graphs
+from .prim.containers import same_container
 from . import progress
 
 STAGES = ("parsed", "typed", "optimized")
@@ -186,9 +189,45 @@ class Pipeline:
         args = entry_values(args)
         if self.cupy is not None:  # arguments may be CuPy arrays; see myia.backend.cupy
             return self.cupy(to_graph(fn), args)
-        graph = self.specialize(fn, args)  # type errors appear before anything runs
-        result = self.vm.call(Closure(graph, None), internal_values(args))
+        # the program the optimizer made, as on every backend: AD's symbolic zeros vanish
+        # at compile time (type errors appear before anything runs); but a function
+        # handed to Python (vjp's backpropagator) is the typed one: the optimizer leaves
+        # a closure nothing calls inside the program untyped
+        graph = self.specialize(fn, args)
+        if not returns_function(graph):
+            graph = self.optimized(fn, args)[0]
+        values = internal_values(args)
+        result = self.vm.call(Closure(graph, None), values)
+        result = fresh(result, [a for a in values if isinstance(a, np.ndarray)])
         return exit_value(result, graph.flags.get("result"))  # (lists and dicts)
+
+
+def returns_function(typed):
+    """Does the typed program return a function value (or a tuple holding one)?"""
+    from .infer.abstract import AFunction, ATuple
+
+    def holds(a):
+        if isinstance(a, AFunction):
+            return True
+        return isinstance(a, ATuple) and any(holds(e) for e in a.elements)
+
+    out = typed.output
+    if out.abstract is None and out.is_constant(Graph):  # `f = lambda x: ...`
+        return True
+    return holds(out.abstract)
+
+
+def fresh(result, arrays):
+    """`result` with each of its arrays that shares memory with one of `arrays` (the
+    arguments) or with a constant of the program (read-only: see
+    myia.parser.resolve.snapshot) copied: a result is a new array on every backend, as
+    in JAX (`np.copy(x)`, `x * 1.0` and a global `W` returned are not x or W)."""
+    if isinstance(result, tuple):
+        return same_container(result, [fresh(r, arrays) for r in result])
+    if isinstance(result, np.ndarray) and (
+            not result.flags.writeable or any(np.may_share_memory(result, a) for a in arrays)):
+        return result.copy()
+    return result
 
 
 def specialized_for(fn, signature):

@@ -51,6 +51,35 @@ def second_derivatives(fn, x, args, backend):
     return {k: float(v) for k, v in views.items()}
 
 
+def transform_views(fn, x, args, backend, h=H):
+    """Every view of one program at one point, each transform built once:
+    (value, {name: d fn/dx}, {name: d² fn/dx²}), with jet's first and second
+    coefficients from one `jet(fn, order=2)`, and central differences of Myia's own
+    compiled `grad` with step `h` (tests/ad/test_transforms_fuzz.py)."""
+    import myia
+
+    zeros = tuple(_zero_tangent(a) for a in args)
+    tangents = (1.0, *zeros)
+    primals = (x, *args)
+    with default_backend(backend):
+        value = myia.compile(fn, backend)(*primals)
+        dfn = myia.grad(fn)
+        compiled_grad = myia.compile(dfn, backend)
+        value_jvp, tangent_jvp = myia.jvp(fn, primals, tangents)
+        series = myia.jet(fn, order=2)(*primals)
+        first = {"grad": compiled_grad(*primals), "jvp": tangent_jvp, "jet": series[1]}
+        second = {
+            "grad(grad)": myia.compile(myia.grad(dfn), backend)(*primals),
+            "hessian": myia.hessian(fn)(*primals),
+            "jvp(grad)": myia.jvp(dfn, primals, tangents)[1],
+            "jet": series[2],
+            "central differences of grad": central(compiled_grad, x, args, h),
+        }
+    values = {"compile": value, "jvp": value_jvp, "jet": series[0]}
+    return ({k: float(v) for k, v in values.items()}, {k: float(v) for k, v in first.items()},
+            {k: float(v) for k, v in second.items()})
+
+
 def assert_agree(views, rtol=1e-5, atol=1e-6, reference=None):
     """All values of `views` equal to the first one (or to `reference`)."""
     name0, want = (next(iter(views.items())) if reference is None

@@ -2,6 +2,7 @@
 differences and autograd, on both backends."""
 
 import math
+import types
 
 import autograd
 import autograd.numpy as anp
@@ -295,3 +296,118 @@ def test_products_and_scans_against_autograd(backend, x):
     (at x = 0.5 one factor is zero: the rules never divide)."""
     np.testing.assert_allclose(jet_on(backend, scans, 5, x), autograd_derivatives(a_scans, x, 5),
                                rtol=1e-9, atol=1e-9)
+
+
+# ---- broadcasting: a scalar's coefficients broadcast with its value ------------------------
+
+W3 = np.array([0.5, -1.0, 2.0])
+M23 = np.array([[1.0, 2.0, -1.0], [0.5, -0.3, 0.8]])
+MASK = np.array([True, False, True])
+
+
+def sum_of_broadcast(x):
+    return np.sum(x + np.zeros(3))
+
+
+def index_of_broadcast(x):
+    return (x + np.array([0.0, 1.0]))[1]
+
+
+def with_autograd_numpy(fn):
+    """`fn` with `np` bound to autograd.numpy: the same source, differentiated by autograd."""
+    return types.FunctionType(fn.__code__, {**fn.__globals__, "np": anp}, fn.__name__)
+
+
+def nested_grads(fn, x, order):
+    want, g = [fn(x)], fn
+    for _ in range(order):
+        g = myia.grad(g)
+        want.append(myia.compile(g, backend="vm")(x))
+    return np.array(want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_scalar_broadcast_to_an_array_moves_each_element(backend):
+    # each of the 3 elements of x + zeros(3) moves with x: the sum's slope is 3, not 1
+    assert list(jet_on(backend, sum_of_broadcast, 2, 0.5)) == [1.5, 3.0, 0.0]
+    # the higher coefficients of x + [0, 1] are arrays too, so they can be indexed
+    assert list(jet_on(backend, index_of_broadcast, 2, 0.5)) == [1.5, 1.0, 0.0]
+
+
+BROADCASTS = {
+    "sum": sum_of_broadcast,
+    "index": index_of_broadcast,
+    "index_exp": lambda x: np.exp(x + np.zeros(3))[2] * x,
+    "sub_from_array": lambda x: np.sum(np.array([1.0, 2.0]) - x),
+    "product_of_broadcasts": lambda x: np.sum((x + W3) * (x - np.zeros(3))),
+    "dot": lambda x: np.dot(x + np.zeros(3), W3),
+    "matmul": lambda x: np.sum(((x + np.zeros((2, 3))) @ M23.T) ** 2),
+    "sum_axis_0": lambda x: np.sum(np.sum(x * M23, axis=0) * W3),
+    "sum_axis_1_of_sum": lambda x: np.sum(np.sum(x + M23, axis=1) ** 2),
+    "concatenate": lambda x: np.sum(np.concatenate((np.array([1.0, 2.0]), x + np.zeros(3))) ** 3),
+    "stack": lambda x: np.sum(np.stack((W3, x + np.zeros(3))) ** 2 * M23),
+    "reshape": lambda x: np.sum(np.reshape(x + np.zeros(6), (2, 3)) ** 2 * M23),
+    "mean": lambda x: np.mean(np.exp(x - np.zeros(4))),
+    "mean_axis": lambda x: np.sum(np.mean(np.sin(x * M23 + 1.0), axis=0) * W3),
+    "div_by_broadcast": lambda x: np.sum(W3 / (x + np.ones(3))),
+    "div_of_broadcast": lambda x: np.sum((x + np.zeros(3)) / (W3 + 3.0)),
+    "pow": lambda x: np.sum((x + np.zeros(3)) ** 3 * W3),
+    "array_to_the_x": lambda x: np.sum((W3 + 3.0) ** x),
+    "x_to_an_array": lambda x: np.sum(x ** (W3 + 3.0)),
+    "maximum": lambda x: np.sum(np.maximum(x, W3) * W3),
+    "minimum": lambda x: np.sum(np.minimum(x * x, W3) * W3),
+    "max_reduction": lambda x: np.max(x * W3 + x * x),
+    "two_axes": lambda x: np.sum((x + np.zeros((2, 1)) + np.zeros(3)) * M23),
+    "tanh": lambda x: np.sum(np.tanh(x + np.zeros(3)) * W3),
+    "arctan2_hypot": lambda x: np.sum(np.arctan2(x, W3 + 2.0) + np.hypot(x, W3)),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", BROADCASTS.values(), ids=BROADCASTS.keys())
+def test_through_broadcasting_against_nested_grad_and_autograd(backend, fn):
+    """Order 4 against autograd, order 3 against grad(grad(grad(f)))."""
+    got = jet_on(backend, fn, 4, 0.7)
+    np.testing.assert_allclose(got[:4], nested_grads(fn, 0.7, 3), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got, autograd_derivatives(with_autograd_numpy(fn), 0.7, 4),
+                               rtol=1e-9, atol=1e-12)
+
+
+WHERES = {
+    "scalar_or_array": (lambda x: np.sum(np.where(MASK, x, W3)),
+                        lambda x: [2 * x + W3[1], 2.0, 0.0, 0.0]),
+    "array_or_square": (lambda x: np.sum(np.where(MASK, W3, x * x) * W3),
+                        lambda x: [W3[0] ** 2 + W3[2] ** 2 - x * x, -2 * x, -2.0, 0.0]),
+    "compare_then_square": (lambda x: np.sum(np.where(x > W3, x, W3) ** 2),
+                            lambda x: [2 * x * x + W3[2] ** 2, 4 * x, 4.0, 0.0]),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn, closed_form", WHERES.values(), ids=WHERES.keys())
+def test_where_of_a_scalar_and_an_array(backend, fn, closed_form):
+    # (autograd's where does not sum a scalar's gradient over the broadcast: here the
+    # references are nested grad, central differences and the closed form)
+    x, h = 0.7, 1e-6
+    got = jet_on(backend, fn, 3, x)
+    np.testing.assert_allclose(got, nested_grads(fn, x, 3), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got, closed_form(x), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got[1], (fn(x + h) - fn(x - h)) / (2 * h), rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_parsed_program_of_an_array_literal(backend):
+    # np.array([...]) in the parsed program makes `()` with make_tuple(), a primitive of
+    # no argument, whose series still has order + 1 terms
+    from myia.ad.taylor import jet_entry_graph
+    from myia.pipeline import to_graph
+
+    for fn in (index_of_broadcast, BROADCASTS["concatenate"]):
+        got = myia.compile(jet_entry_graph(to_graph(fn), 3, 0), backend=backend)(0.7)
+        np.testing.assert_allclose(got, jet_on(backend, fn, 3, 0.7), rtol=1e-12)
+
+
+def test_scalar_code_has_no_broadcast_left():
+    # the broadcast of a coefficient alone is dropped where the shapes agree already
+    text = str(myia.ir(myia.jet(mixed, order=4), 0.5, stage="optimized"))
+    assert "broadcast_to" not in text and "shape(" not in text

@@ -763,6 +763,7 @@ STRUCTURAL = {
     "env_new", "env_setitem", "env_getitem", "env_add",  # sensitivities of closures
     "J", "Jinv",  # grad inside subset code
     "gadd", "zeros_like",  # sums and zeros of sensitivities
+    "differentiable",  # what grad is taken with respect to (tests/ad/test_integer_arguments.py)
 }
 
 

@@ -1,12 +1,13 @@
 """Programs of shapes the project's own tests did not choose (issue 31), each checked
 by Myia's transforms against one another (tests/ad/agree.py): grad∘grad, hessian,
 jvp∘grad, jet and central differences of grad give one second derivative, on "vm"
-and "llvm"."""
+and "llvm".  And gradients that a zero AD knows of must not turn into NaN."""
 
 import numpy as np
 import pytest
 
-from tests.ad.agree import assert_agree, second_derivatives
+import myia
+from tests.ad.agree import assert_agree, first_derivatives, second_derivatives
 from tests.conftest import BACKENDS
 
 A = np.ones(3)
@@ -64,3 +65,37 @@ def where_of_a_broadcast(x, c):
 def test_second_derivatives_agree(fn, x, args, want, backend):
     views = second_derivatives(fn, x, args, backend)
     assert_agree(views, reference=want)
+
+
+def unused_argument_of_a_chosen_function(x):
+    def first(u):
+        return u * 2.0
+
+    def second(u):  # ignores its argument: the derivative of std is never needed
+        return x * 3.0
+
+    fs = (first, second)
+    return fs[1](np.std(x + np.zeros(3))) * fs[-1](1.0)
+
+
+def unused_argument_after_a_kept_loop(x, a):
+    for p in a:
+        pass
+
+    def second(u):
+        return x * 3.0
+
+    return second(np.std(x + np.zeros(3))) * second(1.0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn, args", [
+    # std of equal values has an infinite derivative; the sensitivity it meets is a
+    # zero AD knows of (second ignores u), and 0 * inf must not be computed: 18 x
+    (unused_argument_of_a_chosen_function, ()),
+    (unused_argument_after_a_kept_loop, (A,)),
+])
+def test_a_zero_ad_knows_of_stays_zero(fn, args, backend):
+    x = 0.3
+    assert myia.compile(myia.grad(fn), backend=backend)(x, *args) == pytest.approx(18 * x)
+    assert_agree(first_derivatives(fn, x, args, backend), reference=18 * x)

@@ -126,6 +126,49 @@ def test_a_negative_integer_power_is_refused_on_every_backend():
     assert "negative integer power (-1)" in str(err)
 
 
+def power_of_minus_one(x):
+    return x ** -1
+
+
+def power_of_a_sum(x, y):
+    return np.sum((x + 1) ** (y - 1), axis=1)
+
+
+WIDE = np.arange(1, 23).reshape(2, 11)  # rows of 11: vector lanes and a remainder
+WIDE_LAST = np.ones((2, 11), dtype=np.int64)
+WIDE_LAST[1, 10] = 0  # y - 1 is -1 at the very last element only
+
+
+@pytest.mark.parametrize("fn, args", [
+    (power_of_minus_one, (np.array([2, 1, 1]),)),
+    (power, (np.array([2, 1, 1]), -1)),  # the exponent known only at run time
+    (power, (np.array([2, 1, 1]), np.array([1, -1, 2]))),
+    (power, (2, np.array([1, 2, -3]))),
+    (power_of_minus_one, (np.array([True, False]),)),
+    (power_of_minus_one, (WIDE,)),
+    (power_of_a_sum, (WIDE, WIDE_LAST)),  # fused into a reduction
+], ids=lambda v: getattr(v, "__name__", None))
+def test_an_integer_array_to_a_negative_power_is_refused_as_numpy_refuses_it(fn, args):
+    with pytest.raises(ValueError) as numpy_error:
+        fn(*args)
+    err = error_of(fn, *args, kind=MyiaValueError)
+    assert str(err).splitlines()[0] == str(numpy_error.value)
+    points_at(err, fn, "return")
+
+
+@pytest.mark.parametrize("fn, args", [
+    (power_of_minus_one, (np.zeros(0, dtype=np.int64),)),  # no element, no error
+    (power_of_minus_one, (np.array([2.0, 4.0]),)),
+    (power, (np.array([2, 1, 3]), 2)),
+    (power, (np.array([2, 1, 3]), np.array([0, 5, 3]))),
+    (power_of_a_sum, (WIDE, WIDE_LAST + 1)),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_integer_arrays_to_non_negative_powers_are_numpy_s(fn, args):
+    got = myia.compile(fn)(*args)
+    want = fn(*args)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
 def test_int_of_a_float_out_of_range():
     assert myia.compile(to_int)(-3.7) == -3
     err = error_of(to_int, 1e30)

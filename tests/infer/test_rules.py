@@ -21,8 +21,10 @@ from myia.infer.rules import RULES, broadcast_shapes, infer_primitive
 from myia.ir import EnvKey, Graph
 from myia.prim import all_primitives
 from myia.prim import ops as P
+from myia.prim.grad_ops import ZERO, SymbolicZero
 
 F64 = AScalar("float64")
+NP_F64 = AScalar("float64", numpy=True)  # an np.float64: an element, a sum, a dot...
 F32 = AScalar("float32")
 I64 = AScalar("int64")
 B = AScalar("bool")
@@ -66,9 +68,9 @@ def test_scalar_arithmetic_types():
     assert infer(P.pow, F64, I64) == F64
     assert infer(P.add, B, B) == I64  # Python: True + True == 2
     assert infer(P.neg, B) == I64
-    assert infer(P.exp, I64) == F64
+    assert infer(P.exp, I64) == NP_F64  # NumPy's function: np.exp(1) is an np.float64
     assert infer(P.abs, I64) == I64
-    assert infer(P.floor, F64) == F64
+    assert infer(P.floor, F64) == NP_F64
 
 
 def test_comparisons_are_bool():
@@ -112,9 +114,9 @@ def test_equality_with_none_and_tuples():
 
 def test_maximum_where():
     assert infer(P.maximum, arr(3), F64) == arr(3)
-    assert infer(P.maximum, I64, F64) == F64
+    assert infer(P.maximum, I64, F64) == NP_F64  # np.maximum(1, 0.5): np.float64(1.0)
     assert infer(P.where, arr(3, dtype="bool"), arr(3), F64) == arr(3)
-    assert infer(P.where, c(True), c(1.0), c(2)) == c(1.0)
+    assert infer(P.where, c(True), c(1.0), c(2)) == c(np.float64(1.0))
 
 
 # ---------------------------------------------------------------- constant folding
@@ -178,11 +180,12 @@ def test_reductions():
     assert infer(P.reduce_sum, x, c(0), c(False)) == arr(4)
     assert infer(P.reduce_sum, x, c(-1), c(False)) == arr(3)
     assert infer(P.reduce_sum, x, c(1), c(True)) == arr(3, 1)
-    assert infer(P.reduce_sum, x, c(None), c(False)) == F64
+    assert infer(P.reduce_sum, x, c(None), c(False)) == NP_F64
     assert infer(P.reduce_sum, x, c((0, 1)), c(True)) == arr(1, 1)
     assert infer(P.reduce_max, arr(2, 3, 4, dtype="int64"), c(1), c(False)) == arr(
         2, 4, dtype="int64")
-    assert infer(P.reduce_sum, arr(3, dtype="bool"), c(None), c(False)) == I64
+    assert infer(P.reduce_sum, arr(3, dtype="bool"), c(None), c(False)) == AScalar(
+        "int64", numpy=True)
     with pytest.raises(MyiaShapeError, match="axis 2 is out of bounds for an array of rank 2"):
         infer(P.reduce_sum, x, c(2), c(False))
     with pytest.raises(MyiaTypeError, match="axis of a reduction must be a constant"):
@@ -193,7 +196,7 @@ def test_dot():
     assert infer(P.dot, arr(3, 4), arr(4, 2)) == arr(3, 2)
     assert infer(P.dot, arr(3, 4), arr(4)) == arr(3)
     assert infer(P.dot, arr(4), arr(4, 2)) == arr(2)
-    assert infer(P.dot, arr(4), arr(4)) == F64
+    assert infer(P.dot, arr(4), arr(4)) == NP_F64
     with pytest.raises(MyiaShapeError, match=r"matmul of shapes \(3, 4\) and \(5, 2\)"):
         infer(P.dot, arr(3, 4), arr(5, 2))
     with pytest.raises(MyiaShapeError, match="1-d and 2-d"):
@@ -207,7 +210,7 @@ def test_reshape():
     assert infer(P.reshape, arr(2, 6), shape_of(3, 4)) == arr(3, 4)
     assert infer(P.reshape, arr(2, 6), shape_of(-1, 3)) == arr(4, 3)
     assert infer(P.reshape, arr(2, 6), c(12)) == arr(12)
-    assert infer(P.reshape, arr(1, 1), ATuple([])) == F64
+    assert infer(P.reshape, arr(1, 1), ATuple([])) == NP_F64
     with pytest.raises(MyiaShapeError, match=r"cannot reshape an array of shape \(2, 6\) into "
                                              r"shape \(5, 2\)"):
         infer(P.reshape, arr(2, 6), shape_of(5, 2))
@@ -237,11 +240,11 @@ def test_broadcast_to_sum_to_unbroadcast():
     with pytest.raises(MyiaShapeError, match=r"cannot broadcast shape \(3,\) to \(2, 4\)"):
         infer(P.broadcast_to, arr(3), shape_of(2, 4))
     assert infer(P.sum_to, arr(2, 3), shape_of(3)) == arr(3)
-    assert infer(P.sum_to, arr(2, 3), ATuple([])) == F64
+    assert infer(P.sum_to, arr(2, 3), ATuple([])) == NP_F64
     assert infer(P.unbroadcast, arr(2, 3), arr(3)) == arr(3)
     assert infer(P.unbroadcast, arr(2, 3), F64) == F64
     assert infer(P.unbroadcast, F64, I64) == c(0)  # no sensitivity for an integer
-    assert infer(P.array_to_scalar, arr(1, 1)) == F64
+    assert infer(P.array_to_scalar, arr(1, 1)) == NP_F64
     with pytest.raises(MyiaShapeError):
         infer(P.array_to_scalar, arr(2))
 
@@ -255,7 +258,7 @@ def test_getitem_arrays():
     assert infer(P.getitem, x, I64) == arr(5)
     assert infer(P.getitem, x, c(slice(1, 3))) == arr(2, 5)
     assert infer(P.getitem, x, c((slice(None), 0))) == arr(4)
-    assert infer(P.getitem, x, c((0, 1))) == F64
+    assert infer(P.getitem, x, c((0, 1))) == NP_F64
     assert infer(P.getitem, x, c(slice(None, None, 2))) == arr(2, 5)
     assert infer(P.getitem, x, ASlice(I64, c(None), c(None))) == AArray("float64", (None, 5))
     with pytest.raises(MyiaValueError, match="out of range"):
@@ -297,7 +300,11 @@ def test_structure():
 
 
 def test_zeros_ones_gadd():
-    assert infer(P.zeros_like, F64) == c(0.0)
+    # the zero sensitivity of a float is AD's symbolic zero: 0.0 to every backend, and
+    # to the optimizer a zero that a product or a linear operation inherits
+    zero = infer(P.zeros_like, F64)
+    assert zero == c(ZERO) and isinstance(zero.value, SymbolicZero) and zero.value == 0.0
+    assert zero != c(0.0)
     assert infer(P.zeros_like, ATuple([arr(3), I64])) == ATuple([arr(3), c(0)])
     assert infer(P.zeros_like, AFunction([PrimitiveFunction(P.add)])) == AEnv({})
     assert infer(P.ones_like, arr(3)) == arr(3)

@@ -562,3 +562,16 @@ def test_magic_help_with_a_question_mark(s):
         assert page["data"]["text/plain"] == magic_help(name)
     assert ok(s, "%help grad").text().strip() == magic_help("grad").strip()
     assert err(s, "%nosuch?")["ename"] == "UsageError"
+
+
+def test_a_gradient_with_respect_to_an_integer_is_a_located_error(s):
+    """Issue 31: a cell `grad(half)(3)` returned 0; it is the MyiaGradError that
+    Python's myia.grad raises, pointing at the cell's parameter, and the session lives on."""
+    ok(s, "def half(x):\n    return x * 0.5")
+    for cell in ("grad(half)(3)", "jet(half, 2)(3)", "value_and_grad(half)(True)"):
+        e = err(s, cell)
+        assert e["ename"] == "MyiaGradError", e
+        text = "\n".join(e["traceback"])
+        assert "cannot differentiate with respect to argument 0 ('x')" in text
+        assert "def half(x):" in text  # the source line, with a caret under x
+    assert ok(s, "grad(half)(3.0)").value == 0.5

@@ -113,7 +113,7 @@ def sum_into(x):
 
 
 def cumsum_of_scalar_along(x):
-    return np.cumsum(np.sum(x), axis=0)
+    return np.cumsum(np.sum(x), axis=1)  # (NumPy takes axis 0 of a number: its only element)
 
 
 def diff_negative(x):
@@ -145,7 +145,7 @@ def argmax_tuple(x):
     (mean_duplicate_axes, np.ones((2, 3)), MyiaShapeError, r"duplicate value in axis \(0, -2\)"),
     (max_float_axis, np.ones((2, 3)), MyiaTypeError, "an axis must be an int, got 1.0"),
     (sum_into, np.ones((2, 3)), MyiaValueError, "out= is not supported"),
-    (cumsum_of_scalar_along, np.ones(3), MyiaShapeError, "at least one dimension"),
+    (cumsum_of_scalar_along, np.ones(3), MyiaShapeError, "axis 1 is out of bounds"),
     (diff_negative, np.ones(3), MyiaValueError, "order must be a non-negative int"),
     (gradient_too_short, np.ones(2), MyiaShapeError, "at least edge_order \\+ 1 = 3 elements"),
     (gradient_coordinates, np.ones(4), MyiaValueError, "coordinate arrays are not supported"),

@@ -128,3 +128,93 @@ def test_loop_values_the_gradient_does_not_need_are_not_computed(backend):
     assert myia.compile(myia.grad(with_value_needed), backend=backend)(0.7, 3) == \
         pytest.approx(want)
     assert want == pytest.approx(0.7 ** 7 / 2 ** 7 * 8, rel=1e-12)
+
+
+# ---- `while True` loops: a branch that only calls the loop's continuation -----------
+# (`if x > 0.0: x = x - v` ends by calling the block after the `if`, a closure that
+# captures the new x: eta-reducing the branch into it took that closure out of the
+# scope of the value it captures, and the scopes became a cycle the manager walked
+# forever: the program never finished optimizing)
+
+
+def break_in_else(x, v):
+    while True:
+        if x > 0.0:
+            x = x - v
+        else:
+            break
+    return x
+
+
+def break_in_if(x, v):
+    while True:
+        if x <= 0.0:
+            break
+        else:
+            x = x - v
+    return x
+
+
+def break_after_a_counter(x, n):
+    i = 0
+    while True:
+        if i >= n:
+            break
+        x = x * 2.0
+        i = i + 1
+    return x
+
+
+def nested_while_true(x, n):
+    i = 0
+    while True:
+        j = 0
+        while True:
+            if j >= i:
+                break
+            x = x + 1.0
+            j = j + 1
+        if i >= n:
+            break
+        i = i + 1
+    return x
+
+
+def nested_break_in_else(x, v):
+    while True:
+        if x > 0.0:
+            y = x
+            while True:
+                if y > 1.0:
+                    y = y - 1.0
+                else:
+                    break
+            x = x - v - y * 0.5
+        else:
+            break
+    return x
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("fn, args", [
+    (break_in_else, (1.0, 0.3)),
+    (break_in_if, (1.0, 0.3)),
+    (break_after_a_counter, (1.5, 4)),
+    (nested_while_true, (0.0, 4)),
+    (nested_break_in_else, (2.5, 0.4)),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_while_true_loops_compile_and_run_as_on_the_vm(fn, args, backend):
+    want = fn(*args)
+    assert myia.compile(fn, backend="vm")(*args) == pytest.approx(want, rel=1e-15)
+    assert myia.compile(fn, backend=backend)(*args) == pytest.approx(want, rel=1e-15)
+    grad_want = myia.compile(myia.grad(fn), backend="vm")(*args)
+    assert myia.compile(myia.grad(fn), backend=backend)(*args) == pytest.approx(grad_want)
+
+
+@pytest.mark.timeout(120)
+def test_eta_reduction_keeps_a_closure_in_the_scope_of_what_it_captures():
+    view = optimized(break_in_else, 1.0, 0.3)
+    mng = manage(view.graph)
+    for g in mng.graphs:  # a free variable belongs to a graph that encloses its user
+        for fv in mng.free_variables_direct(g):
+            assert fv.graph in mng.ancestors(g), str(view)

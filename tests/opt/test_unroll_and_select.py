@@ -1,6 +1,8 @@
 """Loops with a constant trip count unroll; small linear branches become selects; and
 neither changes a value or a derivative (vs autograd and finite differences)."""
 
+import math
+
 import autograd
 import autograd.numpy as anp
 import numpy as np
@@ -73,7 +75,7 @@ def sqrt_if_positive(x):
     i = 0
     while i < 3:
         if x > 0.0:
-            total = total + np.sqrt(x)
+            total = total + math.sqrt(x)
         else:
             total = total - x * x
         i = i + 1
@@ -154,4 +156,6 @@ def test_a_branch_whose_derivative_may_be_nan_is_not_computed_when_not_taken(x):
     assert np.isfinite(g) and g == pytest.approx(fd, rel=1e-5)
     # and the unrolled loop keeps the branches apart: 3 ifs, not 2^3 copies of the rest
     _, graphs, _ = graphs_of(sqrt_if_positive, x)
-    assert len(graphs) <= 10
+    # (math.sqrt, as np.sqrt, gives an np.float64: from the first step on that path,
+    # `total` is a NumPy scalar, and the loop is typed once per kind of float)
+    assert sum(g.name.endswith(":if_true") for g in graphs) <= 3

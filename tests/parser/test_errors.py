@@ -387,6 +387,94 @@ def test_range_step_zero_is_refused():
     check_error(refused(f, MyiaValueError), f, "range(0, n, 0)", "zero", at="0)")
 
 
+def test_range_of_a_float_constant_is_refused(backend):
+    # Python: TypeError: 'float' object cannot be interpreted as an integer
+    def stop(x):
+        s = 0.0
+        for i in range(3.0):
+            s = s + x
+        return s
+
+    def start(x):
+        s = 0.0
+        for i in range(-1.5, 3):
+            s = s + x
+        return s
+
+    def step(x, n):
+        s = 0.0
+        for i in range(0, n, 2.0):
+            s = s + x
+        return s
+
+    for fn, snippet, at, words in [
+        (stop, "range(3.0)", "3.0", ["its stop is a float64", "use an int: range(3)"]),
+        (start, "range(-1.5, 3)", "-1.5", ["its start is a float64", "range(int(-1.5), 3)"]),
+        (step, "range(0, n, 2.0)", "2.0", ["its step is a float64", "range(0, n, 2)"]),
+    ]:
+        check_error(refused(fn, MyiaTypeError), fn, snippet, "range() takes integers", *words,
+                    at=at)
+        with pytest.raises(MyiaTypeError) as info:
+            myia.compile(fn)(1.0, 4)
+        check_error(info.value, fn, snippet, *words, at=at)
+
+
+FLOAT_BOUND = 3.0
+
+
+def test_range_of_a_float_argument_is_refused_when_compiling(backend):
+    def stop(x, n):
+        s = 0.0
+        for i in range(n):
+            s = s + x
+        return s
+
+    def start(x, n):
+        s = 0.0
+        for i in range(n * 2, 10):
+            s = s + x
+        return s
+
+    def step(x, n):
+        s = 0.0
+        for i in range(0, 10, n):
+            s = s + x
+        return s
+
+    def global_stop(x, n):
+        s = 0.0
+        for i in range(FLOAT_BOUND):
+            s = s + x
+        return s
+
+    for fn, snippet, at, n, words in [
+        (stop, "range(n)", "n)", 3.0, ["its stop is a float64", "use an int: range(int(n))"]),
+        (stop, "range(n)", "n)", np.float32(3.0), ["its stop is a float32"]),
+        (start, "range(n * 2, 10)", "n * 2", 1.0,
+         ["its start is a float64", "range(int(n * 2), 10)"]),
+        (step, "range(0, 10, n)", "n)", 2.0, ["its step is a float64", "range(0, 10, int(n))"]),
+        (global_stop, "range(FLOAT_BOUND)", "FLOAT_BOUND", 0,
+         ["its stop is a float64", "range(int(FLOAT_BOUND))"]),
+    ]:
+        with pytest.raises(MyiaTypeError) as info:
+            myia.compile(fn)(1.0, n)
+        check_error(info.value, fn, snippet, "range() takes integers", *words, at=at)
+    # ints (and bools, which are ints) are what range takes
+    assert myia.compile(stop)(1.0, 3) == 3.0
+    assert myia.compile(step)(1.0, 3) == 4.0
+    assert myia.compile(stop)(1.0, True) == 1.0
+
+
+def test_range_of_a_float_in_a_comprehension_is_refused(backend):
+    def f(x):
+        return sum([x for i in range(3.0)])
+
+    with pytest.raises(MyiaTypeError) as info:
+        myia.compile(f)(1.0)
+    check_error(info.value, f, "range(3.0)", "range() takes integers",
+                "its stop is a float64", "range(int(n))")
+
+
 # ---------------------------------------------------------------- names
 
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from myia.lib import np_create, np_linalg, np_reduce, np_shape
+from myia.lib import builtins, np_create, np_linalg, np_reduce, np_shape
 from myia.ir import Apply, Constant, Graph, Parameter, manage
 from myia.parser import EFFECTS, parse, parse_source
 from myia.prim import ops as P
@@ -229,15 +229,13 @@ def operators(a, b):
 
 def test_operators():
     g = parse(operators)
-    a = g.parameters[0]
     elts = g.output.inputs[1:]
     matmul = parse(np_linalg.np_matmul)  # `@` is np.matmul
+    positive = parse(builtins.py_pos)  # (+True is 1)
     expected = [P.add, P.sub, P.mul, P.truediv, P.floordiv, P.mod, P.pow, matmul, P.neg,
-                None, P.not_, P.eq, P.ne, P.lt, P.le, P.gt, P.ge]
+                positive, P.not_, P.eq, P.ne, P.lt, P.le, P.gt, P.ge]
     for node, prim in zip(elts, expected):
-        if prim is None:
-            assert node is a  # unary + is the identity
-        elif isinstance(prim, Graph):
+        if isinstance(prim, Graph):
             assert node.inputs[0].value is prim
         else:
             assert prim_of(node) is prim

@@ -33,10 +33,12 @@ def check_argnums(argnums, n_params, names=None):
     return tuple(a % n_params for a in nums), many
 
 
-def build_grad_body(graph, jf, params, argnums, many, mode):
+def build_grad_body(graph, jf, params, argnums, many, mode, fn_name=None):
     """Fill `graph` (whose parameters are `params`) with the gradient of the function
-    whose J is the node `jf`.  mode: "grad", "value_and_grad", or "vjp"."""
-    pair = graph.apply(jf, *params)
+    whose J is the node `jf` (named `fn_name` in errors).  mode: "grad",
+    "value_and_grad", or "vjp" (with respect to every argument)."""
+    wrt = range(len(params)) if mode == "vjp" else argnums
+    pair = graph.apply(jf, *differentiable_args(graph, params, wrt, fn_name))
     out = graph.apply(P.tuple_getitem, pair, 0, name="out")
     bprop = graph.apply(P.tuple_getitem, pair, 1, name="bprop")
     if mode == "vjp":
@@ -51,13 +53,25 @@ def build_grad_body(graph, jf, params, argnums, many, mode):
     return graph
 
 
+def differentiable_args(graph, params, wrt, fn_name=None):
+    """`params`, those at the positions `wrt` through `differentiable`: inference
+    refuses an integer or a bool there, located at the parameter."""
+    args = list(params)
+    for a in wrt:
+        p = params[a]
+        what = f"argument {a} ({p.name!r})" + (f" of {fn_name}" if fn_name else "")
+        args[a] = graph.apply(P.differentiable, p, what, loc=p.loc)
+    return args
+
+
 def grad_graph(fn_graph, argnums, many, mode):
     """The gradient program of a graph with no free variables, built ahead of time."""
     g = Graph(f"{mode}_{fn_graph.name}", fn_graph.loc)
     g.flags = {"kind": "adjoint"}
     g.defaults = dict(fn_graph.defaults)
     params = [g.add_parameter(p.name, p.loc) for p in fn_graph.parameters]
-    return build_grad_body(g, Constant(J_graph(fn_graph)), params, argnums, many, mode)
+    return build_grad_body(g, Constant(J_graph(fn_graph)), params, argnums, many, mode,
+                           fn_graph.name)
 
 
 def vjp_apply_graph(fn_graph, n):
@@ -68,7 +82,8 @@ def vjp_apply_graph(fn_graph, n):
     g.flags = {"kind": "adjoint"}
     params = [g.add_parameter(p.name, p.loc) for p in fn_graph.parameters[:n]]
     ct = g.add_parameter("cotangent")
-    pair = g.apply(Constant(J_graph(fn_graph)), *params)
+    args = differentiable_args(g, params, range(n), fn_graph.name)
+    pair = g.apply(Constant(J_graph(fn_graph)), *args)
     bprop = g.apply(P.tuple_getitem, pair, 1, name="bprop")
     d = g.apply(bprop, ct, name="d")
     g.output = g.apply(P.make_tuple, *[g.apply(P.tuple_getitem, d, 1 + i) for i in range(n)])

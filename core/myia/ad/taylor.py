@@ -70,7 +70,11 @@ class _JetTransform:
                 jp = jg.add_parameter(p.name, p.loc)
                 with building(jg, p.loc):
                     if entry:
-                        seed = [Term(jp)] + [ZERO] * K
+                        x = jp
+                        if i == self.seed:  # (an integer is refused: no derivative)
+                            x = apply(P.differentiable, jp,
+                                      f"argument {i} ({p.name!r}) of {g.name}")
+                        seed = [Term(x)] + [ZERO] * K
                         if i == self.seed and K >= 1:
                             seed[1] = Term(_one_like(jp, p))
                         self.series[p] = seed
@@ -135,7 +139,7 @@ class _JetTransform:
         fn = n.inputs[0]
         args = [self._get(i) for i in n.inputs[1:]]
         if fn.is_constant(Primitive):
-            return prim_series(fn.value, args, n)
+            return prim_series(fn.value, args, n, self.K)
         callee = Constant(self._jet_of(fn.value), fn.loc) if fn.is_constant(Graph) \
             else self._get(fn)[0].node
         out = apply(callee, *(_pack(a) for a in args))
@@ -160,9 +164,10 @@ def _pack(series):
     return apply(P.make_tuple, *(materialize(c, series[0]) for c in series))
 
 
-def prim_series(prim, args, node=None):
+def prim_series(prim, args, node=None, order=None):
     """The series of `prim` applied to the series `args`, by its Taylor rule."""
-    K = len(args[0]) - 1 if args else 0
+    # the order is given: a primitive of no argument (make_tuple()) still needs K + 1 terms
+    K = order if order is not None else len(args[0]) - 1 if args else 0
     loc = node.loc if node is not None else None
     if prim.name in _NO_SERIES:
         raise MyiaError(f"jet cannot follow {prim.name} (a closure record or a transform "
@@ -216,7 +221,7 @@ def prim_jet_graph(prim, order, node=None):
         with building(g):
             args = [[Term(apply(P.tuple_getitem, p, k)) for k in range(order + 1)]
                     for p in params]
-            g.output = _pack(prim_series(prim, args, node))
+            g.output = _pack(prim_series(prim, args, node, order))
         _prim_jets[key] = g
     return g
 

@@ -1,7 +1,9 @@
 """Abstract values: what inference knows about the value of a node.
 
-    AScalar(dtype, value=ANY)   a bool, int64, float64 or float32 scalar; `value` is the
-                                known constant or ANY             prints as  f64
+    AScalar(dtype, value=ANY, numpy=False)
+                                a bool, int64, float64 or float32 scalar; `value` is the
+                                known constant or ANY; `numpy`: a NumPy scalar
+                                (np.float64), not a Python number     prints as  f64
     AArray(dtype, shape)        an ndarray; a dim is None when unknown     f64[3,?]
     ATuple(elements, kind)      a tuple, a list or a dict (see "Containers")  (f64, i64[3])
     AFunction(options)          the functions a node may hold              fn(square)
@@ -45,8 +47,9 @@ plain tuple), and a dict meets only a dict with the same keys.  Numbers are prom
 int64 with float64 (or float32) gives float64, float32 with float64 gives float64, so
 that `x = 0` then `x = x + 0.5` in a loop types as a float; bool with a number gives
 the number's type (the derivative of a program passes the zero sensitivity of a
-bool as False on one path and as 0 on another).  The specializer converts the value
-where such paths meet, so that it has the joined type at run time.  Every other
+bool as False on one path and as 0 on another); a Python float meets an np.float64
+as an np.float64.  The specializer converts the value where such paths meet, so that
+it has the joined type at run time.  Every other
 mismatch (a float and a tuple, a scalar and an array, tuples of different lengths)
 is a `MyiaTypeError` naming both types.  Two environments with one key holding
 values of different types join as ENV_ANY (each reader still knows what it reads:
@@ -144,13 +147,26 @@ class AbstractValue:
         return str(self)
 
 
-class AScalar(AbstractValue):
-    __slots__ = ("dtype", "value")
+#: the dtypes of Python's numbers (bool, int, float); a scalar of another dtype (float32)
+#: is always a NumPy scalar
+PYTHON_DTYPES = ("bool", "int64", "float64")
 
-    def __init__(self, dtype, value=ANY):
+
+class AScalar(AbstractValue):
+    """A number.  `numpy`: a NumPy scalar (np.float64, np.int64, np.bool_, any float32),
+    not a Python number: NumPy 2 promotes the two differently (NEP 50: a Python number
+    is "weak", `f32_array * 2.0` stays float32, `f32_array * np.float64(2.0)` does not),
+    and NumPy's functions and reductions give NumPy scalars (np.maximum(1, 0.5) is
+    np.float64(1.0)), Python's operators on Python numbers Python numbers."""
+
+    __slots__ = ("dtype", "value", "numpy")
+
+    def __init__(self, dtype, value=ANY, numpy=False):
+        numpy = bool(numpy) or dtype not in PYTHON_DTYPES
         object.__setattr__(self, "dtype", dtype)
         object.__setattr__(self, "value", value)
-        self._init_key((dtype, _value_key(value)))
+        object.__setattr__(self, "numpy", numpy)
+        self._init_key((dtype, numpy, _value_key(value)))
 
     @property
     def known(self):
@@ -534,17 +550,19 @@ def dtype_name(dtype):
 def abstract_of(value):
     """The abstract value of a Python value, with its value when it is a scalar.
 
-    float -> AScalar("float64"), int -> int64, bool -> bool, NumPy scalars by dtype,
+    float -> AScalar("float64"), int -> int64, bool -> bool, NumPy scalars by dtype
+    (`numpy=True`),
     ndarray -> AArray(dtype, shape), tuple, list and dict -> ATuple of their kind
     (a dict's keys must be constants: str, int, bool, None); None, str, slices and EnvKeys
     are AConstants; graphs, primitives and `grad` macros are AFunctions."""
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, np.generic) and isinstance(value, (np.bool_, np.integer, np.floating)):
+        return AScalar(dtype_name(value.dtype), value, numpy=True)
+    if isinstance(value, bool):
         return AScalar("bool", value)
-    if isinstance(value, (int, np.integer)):
-        return AScalar("int64" if isinstance(value, int) else dtype_name(value.dtype), value)
-    if isinstance(value, (float, np.floating)):
-        return AScalar("float64" if isinstance(value, float) else dtype_name(value.dtype),
-                       value)
+    if isinstance(value, int):
+        return AScalar("int64", value)
+    if isinstance(value, float):
+        return AScalar("float64", value)
     if isinstance(value, np.ndarray):
         return AArray(dtype_name(value.dtype), value.shape)
     if isinstance(value, (tuple, list)):
@@ -582,7 +600,7 @@ def broaden(a):
     """`a` without scalar values (types and shapes only)."""
     t = type(a)
     if t is AScalar:
-        return a if a.value is ANY else AScalar(a.dtype)
+        return a if a.value is ANY else AScalar(a.dtype, numpy=a.numpy)
     if t is ATuple or t is AEnv or t is ASlice:
         # computed once per value (inference broadens the same deep abstracts at every
         # call), and `a` itself when nothing changes, so that comparisons stay cheap
@@ -677,7 +695,10 @@ def join(a, b):
         dt = promote(a.dtype, b.dtype)
         if dt is None:
             raise TypeMismatch(a, b)
-        return AScalar(dt)
+        # a NumPy scalar where one of the dtype that wins is (an np.float64 meeting a
+        # Python float), a Python number where a float32 meets one
+        same = [x.numpy for x in (a, b) if x.dtype == dt]
+        return AScalar(dt, numpy=any(same) if same else a.numpy and b.numpy)
     if ta is AArray:
         dt = promote(a.dtype, b.dtype)
         if dt is None or a.ndim != b.ndim:

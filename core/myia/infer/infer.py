@@ -296,7 +296,7 @@ class Inferrer:
         except MyiaError as e:
             if e.loc is None:
                 e.loc = node.loc
-            if _in_library(e.loc):
+            if e.loc is None or _in_library(e.loc):  # (a program Myia wrote: its caller)
                 self.locate_in_user_code(e, ctx)
             raise
         if new is BOTTOM:

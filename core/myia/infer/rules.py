@@ -5,8 +5,11 @@ value of the output, or raises a MyiaTypeError / MyiaShapeError (the engine adds
 location of the node).  Rules follow NumPy: broadcasting, dtype promotion, reductions
 with a constant axis, and the VM's own conventions (the reference semantics): the
 dtype of an elementwise operation is found by running the primitive's implementation
-on a sample of each input's type (1, 1.0, a (1, 1) array...), so that `True + True`
-is an int, `7 / 2` a float and `np.float32` arrays stay float32 exactly as at run time.
+on a sample of each input's type (1, 1.0, np.float64(1.0), a (1, 1) array...), so that
+`True + True` is an int, `7 / 2` a float, `np.float32` arrays stay float32 (with a
+Python float, not with an np.float64: NEP 50) and np.maximum(1, 0.5) is an np.float64,
+exactly as at run time.  A result of a dtype compiled code lacks (NumPy's float16 of a
+bool, its int8 of bool // bool) is refused.
 
 Constant folding: a pure, cheap primitive (`FOLDABLE`) whose inputs are all known
 constants is computed with its implementation, and the result keeps its value; this is
@@ -27,6 +30,8 @@ import numpy as np
 from ..errors import MyiaGradError, MyiaShapeError, MyiaTypeError, MyiaValueError
 from ..ir import EnvKey
 from ..prim import ops as P
+from ..prim.grad_ops import ZERO
+from ..prim.logic import range_message
 from ..prim.mathfn import LIBM
 from ..prim.shape import DTYPES
 from .abstract import (
@@ -85,7 +90,9 @@ def infer_primitive(prim, args):
             except Exception:  # noqa: BLE001  (let the rule say what is wrong)
                 pass
             else:
-                if not isinstance(result, np.ndarray):
+                # (a number of a dtype compiled code lacks: the rule says why not)
+                if not isinstance(result, np.ndarray) and not (
+                        isinstance(result, np.generic) and result.dtype.name not in DTYPES):
                     out = abstract_of(result)
                     if isinstance(out, ATuple) and rules_containers.has_kinds(args):
                         # the implementation makes plain tuples: the rule knows kinds
@@ -164,9 +171,10 @@ _SCALAR_SAMPLES = {"bool": True, "int64": 1, "float64": 1.0}
 
 
 def _sample(a):
-    """A value of `a`'s type for running an implementation on."""
+    """A value of `a`'s type for running an implementation on (a Python number or a
+    NumPy scalar, as NumPy promotes them differently)."""
     if isinstance(a, AScalar):
-        s = _SCALAR_SAMPLES.get(a.dtype)
+        s = None if a.numpy else _SCALAR_SAMPLES.get(a.dtype)
         return s if s is not None else np.dtype(a.dtype).type(1)
     if isinstance(a, AArray):
         return np.ones((1,) * a.ndim, dtype=a.dtype)
@@ -191,7 +199,7 @@ def _sample_result(prim, arg_types):
     a = abstract_of(r)
     if not isinstance(a, AScalar):
         raise TypeError(f"{prim.name} gives {a}")
-    return "scalar", a.dtype
+    return ("numpy" if a.numpy else "scalar"), a.dtype
 
 
 _SYMBOLS = {
@@ -226,9 +234,16 @@ def _elementwise(prim, *args):
         raise MyiaTypeError(
             f"{_op_name(prim)} is not defined for " + " and ".join(str(x) for x in args)
             + f" ({e})") from None
+    if dtype not in DTYPES:
+        # NumPy's answer has a dtype compiled code does not have: np.sqrt of a bool is a
+        # float16, the floor division of two bools an int8
+        raise MyiaTypeError(
+            f"{_op_name(prim)} of " + " and ".join(str(x) for x in args) + f" is a {dtype} "
+            f"in NumPy, and compiled code has no {dtype}",
+            hint=f"convert first: x.astype(float) (or int); dtypes: {', '.join(DTYPES)}")
     if kind == "array":
         return AArray(dtype, shape)
-    return AScalar(dtype)
+    return AScalar(dtype, numpy=kind == "numpy")
 
 
 # ---- arithmetic and math --------------------------------------------------------------
@@ -298,30 +313,20 @@ for _p, (_cname, _arity) in LIBM.items():  # the C math library's functions
         rule(_p, fold=True)(functools.partial(_elementwise, _p))
 
 
-def _scalar_join(prim, x, y):
-    """The type of `x if c else y` for scalars: their join (bool with a number gives
-    the number's type, as NumPy promotes)."""
-    try:
-        return broaden(join(x, y))
-    except TypeMismatch:
-        return AScalar(np.promote_types(x.dtype, y.dtype).name)
-
-
 @rule(P.maximum, P.minimum, P.fmax, P.fmin, fold=True)
 def infer_max_min(x, y):
-    if isinstance(x, AScalar) and isinstance(y, AScalar):
-        # Python's `x if x >= y else y`: the type of whichever wins
-        return _scalar_join(P.maximum, x, y)
+    # the promoted type, whichever wins (np.maximum(1, 0.5) is 1.0)
     return _elementwise(P.maximum, x, y)
 
 
 @rule(P.where, fold=True)
 def infer_where(c, x, y):
-    if all(isinstance(a, AScalar) for a in (c, x, y)):
-        if c.known:
-            return x if c.value else y
-        return _scalar_join(P.where, x, y)
-    return _elementwise(P.where, c, x, y)
+    out = _elementwise(P.where, c, x, y)
+    if isinstance(c, AScalar) and c.known:
+        chosen = x if c.value else y
+        if broaden(chosen) == out:
+            return chosen  # (with its value, when it has one)
+    return out
 
 
 # ---- logic ------------------------------------------------------------------------------
@@ -332,13 +337,18 @@ def infer_is_none(x):
     return AScalar("bool", isinstance(x, AConstant) and x.value is None)
 
 
+@rule(P.python_number)
+def infer_python_number(x):
+    return AScalar("bool", isinstance(x, AScalar) and not x.numpy)
+
+
 @rule(P.not_, fold=True)
 def infer_not(x):
     if isinstance(x, AArray):
         return AArray("bool", x.shape)
     if isinstance(x, ATuple):
         return AScalar("bool", len(x) == 0)
-    return AScalar("bool")
+    return AScalar("bool", numpy=isinstance(x, AScalar) and x.numpy)
 
 
 def _array_size(shape):
@@ -523,7 +533,7 @@ def infer_reshape(x, shp):
             f"cannot reshape an array of shape {fmt_shape(src)} into shape {fmt_shape(dims)}",
             hint="the number of elements must stay the same")
     if not dims:
-        return AScalar(_dtype_of(x))
+        return AScalar(_dtype_of(x), numpy=True)
     return AArray(_dtype_of(x), dims)
 
 
@@ -571,7 +581,7 @@ def infer_sum_to(x, shp):
     if len(src) < len(dims):
         raise MyiaShapeError(f"cannot sum shape {fmt_shape(src)} down to {fmt_shape(dims)}")
     if not dims:
-        return AScalar(_sum_dtype(_dtype_of(x)))
+        return AScalar(_sum_dtype(_dtype_of(x)), numpy=True)
     return AArray(_sum_dtype(_dtype_of(x)), dims)
 
 
@@ -585,8 +595,10 @@ def infer_unbroadcast(d, x):
         return zeros_abstract(x)
     if isinstance(x, AArray):
         return AArray(x.dtype, x.shape)
-    if isinstance(x, AScalar) and isinstance(d, AArray):
-        return AScalar(x.dtype)
+    if isinstance(x, AScalar) and isinstance(d, (AArray, AScalar)):
+        if isinstance(d, AScalar) and (d.dtype, d.numpy) == (x.dtype, x.numpy):
+            return d
+        return AScalar(x.dtype, numpy=x.numpy)  # (x's type: a float32 stays one)
     return d
 
 
@@ -596,7 +608,7 @@ def infer_astype(x, dt):
     if isinstance(x, AArray):
         return AArray(name, x.shape)
     if isinstance(x, AScalar):
-        return AScalar(name)
+        return AScalar(name, numpy=True)
     raise MyiaTypeError(f"astype of {x}")
 
 
@@ -607,9 +619,9 @@ def infer_array_to_scalar(x):
         if size is not None and size != 1:
             raise MyiaShapeError(
                 f"expected an array of one element, got shape {fmt_shape(x.shape)}")
-        return AScalar(x.dtype)
+        return AScalar(x.dtype, numpy=True)
     if isinstance(x, AScalar):
-        return AScalar(x.dtype)
+        return broaden(x)
     raise MyiaTypeError(f"array_to_scalar of {x}")
 
 
@@ -629,7 +641,7 @@ def _reduction(prim, dtype_of):
             return AArray(dtype, [1 if i in axes else d for i, d in enumerate(src)])
         out = [d for i, d in enumerate(src) if i not in axes]
         if not out:
-            return AScalar(dtype)
+            return AScalar(dtype, numpy=True)  # (NumPy's reductions give NumPy scalars)
         return AArray(dtype, out)
 
     infer_reduction.__name__ = f"infer_{prim.name}"
@@ -656,7 +668,7 @@ def infer_dot(a, b):
     out = list(sa[:-1]) + list(sb[1:])
     dtype = np.result_type(np.dtype(_dtype_of(a)), np.dtype(_dtype_of(b))).name
     if not out:
-        return AScalar(dtype)
+        return AScalar(dtype, numpy=True)
     return AArray(dtype, out)
 
 
@@ -819,7 +831,7 @@ def _getitem_array(x, index):
         i += 1
     out.extend(src[i:])
     if not out:
-        return AScalar(x.dtype)
+        return AScalar(x.dtype, numpy=True)  # (an element of an array: a NumPy scalar)
     return AArray(x.dtype, out)
 
 
@@ -892,7 +904,8 @@ def infer_closure_bound(f, i):
 
 
 def zeros_abstract(x):
-    """The abstract of zeros_like(x) (a constant for scalars, as the impl gives)."""
+    """The abstract of zeros_like(x) (a constant for scalars, as the impl gives: a
+    float's is the symbolic zero `ZERO`, see myia.opt.zeros)."""
     if isinstance(x, ATuple):
         return x.with_elements(zeros_abstract(e) for e in x.elements)
     if isinstance(x, AArray):
@@ -902,7 +915,7 @@ def zeros_abstract(x):
             return AScalar("bool", False)
         if "int" in x.dtype:
             return AScalar("int64", 0)
-        return AScalar("float64", 0.0)
+        return AScalar("float64", ZERO)
     if isinstance(x, (AConstant, ASlice)):
         return x
     return AEnv({})  # functions and environments
@@ -911,12 +924,51 @@ def zeros_abstract(x):
 rule(P.zeros_like)(zeros_abstract)
 
 
+@rule(P.differentiable)
+def infer_differentiable(x, what):
+    """x itself, unless it is (or holds) an integer or a bool: no derivative is taken
+    with respect to those (JAX and autograd refuse them too)."""
+    found = _integer_leaf(x, "")
+    if found is not None:
+        path, a = found
+        it = f"its element {path}" if path else "it"
+        raise MyiaGradError(
+            f"cannot differentiate with respect to {constant_value(what)}: {it} is "
+            f"{'a bool' if a.dtype == 'bool' else 'an integer'} ({a})",
+            hint="pass a float (e.g. float(n), or x.astype(float) for an array), or "
+                 "differentiate with respect to other arguments (argnums)")
+    return x
+
+
+@rule(P.range_bound)
+def infer_range_bound(n, what, hint):
+    """n, an int (or a bool): a float or an array is refused, as Python refuses it."""
+    if isinstance(n, AArray) or (isinstance(n, AScalar) and "float" in n.dtype):
+        kind = f"an array of {n.dtype}" if isinstance(n, AArray) else f"a {n.dtype}"
+        raise MyiaTypeError(range_message(constant_value(what), kind),
+                            hint=constant_value(hint))
+    return n
+
+
+def _integer_leaf(a, path):
+    """(path, abstract) of the first integer or bool scalar or array in `a`, or None."""
+    if isinstance(a, ATuple):
+        for i, e in enumerate(a.elements):
+            found = _integer_leaf(e, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, (AScalar, AArray)) and (a.dtype == "bool" or "int" in a.dtype):
+        return path, a
+    return None
+
+
 @rule(P.ones_like, fold=True)
 def infer_ones_like(x):
     if isinstance(x, AArray):
         return x
     if isinstance(x, AScalar):
-        return AScalar(x.dtype)
+        return AScalar(x.dtype, numpy=x.numpy)
     raise MyiaTypeError(f"ones_like of {x}")
 
 

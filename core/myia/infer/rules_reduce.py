@@ -27,7 +27,7 @@ def infer_reduce_prod(x, axis, keepdims):
     if _static_flag(keepdims, "keepdims of reduce_prod"):
         return AArray(dtype, [1 if i in axes else d for i, d in enumerate(src)])
     out = [d for i, d in enumerate(src) if i not in axes]
-    return AArray(dtype, out) if out else AScalar(dtype)
+    return AArray(dtype, out) if out else AScalar(dtype, numpy=True)
 
 
 def _scan_array(x, axis, reverse, what):
@@ -75,4 +75,4 @@ def infer_arg_extremum(x, axis, keepdims):
     if _static_flag(keepdims, "keepdims of argmax and argmin"):
         return AArray("int64", [1 if i == k else d for i, d in enumerate(x.shape)])
     out = [d for i, d in enumerate(x.shape) if i != k]
-    return AArray("int64", out) if out else AScalar("int64")
+    return AArray("int64", out) if out else AScalar("int64", numpy=True)

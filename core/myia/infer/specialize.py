@@ -15,8 +15,9 @@ live context (reached from the root), every node carrying its `.abstract`:
 - a `grad` macro call becomes a call of the expanded graph's copy; J of a known
   function becomes the constant of the J graph's copy (J of a closure whose captured
   values are visible becomes a call of `lift_closure`'s copy); J of data is the data;
-- where paths meet with different number types (int64 joined with float64), the
-  value is converted (`to_float`/`astype`) so that it has the joined type;
+- where paths meet with different number types (int64 joined with float64, a Python
+  float with an np.float64), the value is converted (`to_float`/`astype`...) so that
+  it has the joined type;
 - what lists and dicts mean is resolved (see myia.infer.abstract, "Containers"): `+`
   and `*` of tuples or lists become the tuple they make (make_tuple of the elements),
   `d["k"]` reads the position of key "k"; `kind_of` is always a constant; the root
@@ -804,7 +805,9 @@ def _with_kind(graph, node, a, loc):
 
 
 def _needs_coercion(target, src):
-    if isinstance(target, (AScalar, AArray)):
+    if isinstance(target, AScalar):
+        return type(src) is AScalar and (src.dtype != target.dtype or src.numpy != target.numpy)
+    if isinstance(target, AArray):
         return type(src) is type(target) and src.dtype != target.dtype
     if isinstance(target, ATuple) and isinstance(src, ATuple) and len(src) == len(target):
         return any(_needs_coercion(t, s) for t, s in zip(target.elements, src.elements))
@@ -816,10 +819,14 @@ def _coerce(graph, node, target, sources):
     if not any(_needs_coercion(target, s) for s in sources if s is not BOTTOM):
         return node
     if isinstance(target, AScalar):
-        if target.dtype == "float64":
-            out = graph.apply(P.to_float, node, loc=node.loc)
-        else:
+        if target.numpy:  # (astype makes a NumPy scalar)
             out = graph.apply(P.astype, node, target.dtype, loc=node.loc)
+        elif target.dtype == "float64":
+            out = graph.apply(P.to_float, node, loc=node.loc)
+        elif target.dtype == "int64":
+            out = graph.apply(P.to_int, node, loc=node.loc)
+        else:
+            out = graph.apply(P.truth, node, loc=node.loc)
     elif isinstance(target, AArray):
         out = graph.apply(P.astype, node, target.dtype, loc=node.loc)
     else:
@@ -829,7 +836,8 @@ def _coerce(graph, node, target, sources):
             item.abstract = t
             subs = [s.elements[i] for s in sources if isinstance(s, ATuple)]
             items.append(_coerce(graph, item, t, subs))
-        out = graph.apply(P.make_tuple, *items, loc=node.loc)
+        # (a list or a dict stays one)
+        out = _with_kind(graph, graph.apply(P.make_tuple, *items, loc=node.loc), target, node.loc)
     out.abstract = target
     return out
 

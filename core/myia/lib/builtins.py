@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import MyiaTypeError
 from ..prim import compile_time
 from ..prim import ops as P
+from ..prim.logic import range_message
 
 
 def py_max(a, b=None):
@@ -60,6 +61,25 @@ def _first(seq):
 
 def py_bool(x):
     return P.truth(x)
+
+
+@compile_time
+def _positive_kind(python_number, dtype):
+    """How `+x` works on x: 1 for a Python bool (the int: +True is 1), else 0 (x
+    itself); NumPy refuses it for its bools."""
+    if dtype == "bool" and not python_number:
+        raise MyiaTypeError("unary `+` of a NumPy bool (or of a bool array) is an error in "
+                            "NumPy", hint="convert it first: x.astype(int)")
+    return 1 if dtype == "bool" else 0
+
+
+def _itself(x):
+    return x
+
+
+def py_pos(x):
+    """+x."""
+    return (_itself, P.to_int)[_positive_kind(P.python_number(x), P.dtype(x))](x)
 
 
 def math_floor(x):
@@ -108,6 +128,10 @@ def _range(start, stop, step):
     """range(start, stop, step) as a tuple of ints."""
     if stop is None:
         start, stop = 0, start
+    for what, v in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(v, (float, np.floating)):  # (Python's TypeError, located)
+            raise MyiaTypeError(range_message(what, f"a {np.dtype(type(v))}"),
+                                hint="use an int: range(int(n))")
     return tuple(range(start, stop, 1 if step is None else step))
 
 
@@ -406,28 +430,17 @@ NAMES = {
     max: py_max,
     min: py_min,
     # math
-    math.sin: P.sin,
-    math.cos: P.cos,
-    math.tan: P.tan,
-    math.tanh: P.tanh,
-    math.exp: P.exp,
-    math.log: P.log,
-    math.sqrt: P.sqrt,
-    math.atan: P.arctan,
-    math.asin: P.arcsin,
-    math.acos: P.arccos,
-    math.sinh: P.sinh,
-    math.cosh: P.cosh,
-    math.asinh: P.arcsinh,
-    math.acosh: P.arccosh,
-    math.atanh: P.arctanh,
-    math.atan2: P.arctan2,
-    math.hypot: P.hypot,
-    math.log2: P.log2,
-    math.log10: P.log10,
-    math.log1p: P.log1p,
-    math.expm1: P.expm1,
-    math.fabs: P.abs,
+    # the primitive itself, so that pictures show `sin`; NumPy's function, it gives an
+    # np.float64 where Python's gives a float (which NumPy 2 promotes alike, except
+    # next to float32: math.sin(x) * f32_array is a float64 array here)
+    **{fn: p for fn, p in (
+        (math.sin, P.sin), (math.cos, P.cos), (math.tan, P.tan), (math.tanh, P.tanh),
+        (math.exp, P.exp), (math.log, P.log), (math.sqrt, P.sqrt), (math.atan, P.arctan),
+        (math.asin, P.arcsin), (math.acos, P.arccos), (math.sinh, P.sinh),
+        (math.cosh, P.cosh), (math.asinh, P.arcsinh), (math.acosh, P.arccosh),
+        (math.atanh, P.arctanh), (math.atan2, P.arctan2), (math.hypot, P.hypot),
+        (math.log2, P.log2), (math.log10, P.log10), (math.log1p, P.log1p),
+        (math.expm1, P.expm1), (math.fabs, P.abs))},
     math.floor: math_floor,
     math.pow: math_pow,
 }

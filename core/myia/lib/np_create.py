@@ -53,18 +53,31 @@ def _dtype_or(dtype, default):
     return default if dtype is None else dtype
 
 
-def np_zeros(shape, dtype="float64"):
-    return P.full(shape, 0, dtype)
+def np_zeros(shape, dtype=None):
+    return P.full(shape, 0, _dtype_or(dtype, "float64"))
 
 
-def np_ones(shape, dtype="float64"):
-    return P.full(shape, 1, dtype)
+def np_ones(shape, dtype=None):
+    return P.full(shape, 1, _dtype_or(dtype, "float64"))
+
+
+def _full_of_number(shape, fill_value, dtype):
+    return P.full(shape, fill_value, dtype)
+
+
+def _full_of_array(shape, fill_value, dtype):
+    return P.broadcast_to(P.astype(fill_value, dtype), shape)
+
+
+@compile_time
+def _is_array(ndim):
+    return 1 if ndim > 0 else 0
 
 
 def np_full(shape, fill_value, dtype=None):
-    if dtype is None:
-        return P.full(shape, fill_value, P.dtype(fill_value))
-    return P.full(shape, fill_value, dtype)
+    # (an array fill value is broadcast to the shape, as NumPy does)
+    fill = (_full_of_number, _full_of_array)[_is_array(P.ndim(fill_value))]
+    return fill(shape, fill_value, _dtype_or(dtype, P.dtype(fill_value)))
 
 
 def np_zeros_like(a, dtype=None):
@@ -79,28 +92,59 @@ def np_full_like(a, fill_value, dtype=None):
     return P.full(P.shape(a), fill_value, _dtype_or(dtype, P.dtype(a)))
 
 
-def np_eye(N, M=None, k=0, dtype="float64"):
+def np_eye(N, M=None, k=0, dtype=None):
     if M is None:
-        return _eye(N, N, k, dtype)
-    return _eye(N, M, k, dtype)
+        return _eye(N, N, k, _dtype_or(dtype, "float64"))
+    return _eye(N, M, k, _dtype_or(dtype, "float64"))
 
 
-def np_identity(n, dtype="float64"):
-    return _eye(n, n, 0, dtype)
+def np_identity(n, dtype=None):
+    return _eye(n, n, 0, _dtype_or(dtype, "float64"))
 
 
 def np_arange(start, stop=None, step=None, dtype=None):
     return _arange(start, stop, step, dtype)
 
 
+@compile_time
+def _linspace_dtype(dtype1, python1, dtype2, python2):
+    """The dtype np.linspace computes in: its bounds' (a Python number weak, as in NumPy
+    2), a float64 for integers and bools."""
+    def operand(dtype, python):
+        return {"bool": False, "int64": 0, "float64": 0.0}[dtype] if python else np.dtype(dtype)
+
+    dt = np.result_type(operand(dtype1, python1), operand(dtype2, python2))
+    return dt.name if dt.kind == "f" else "float64"
+
+
+@compile_time
+def _floors(dtype):
+    """1 where converting to `dtype` takes the floor first (NumPy's, for an integer
+    dtype: np.linspace(-1, 0, 3, dtype=int) is [-1, -1, 0]), else 0."""
+    return 1 if dtype is not None and np.dtype(DTYPES[dtype]).kind in "iu" else 0
+
+
+def _floor(y):
+    return P.floor(y)
+
+
+def _as_is(y):
+    return y
+
+
 def np_linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    # NumPy's own formula: start + i * step, and the last point is `stop` exactly
+    # NumPy's own formula, in NumPy's dtype: start + i * step, and the last point is
+    # `stop` exactly
+    dt = _linspace_dtype(P.dtype(start), P.python_number(start),
+                         P.dtype(stop), P.python_number(stop))
+    start = P.astype(start, dt)
+    stop = P.astype(stop, dt)
     delta = stop - start
     positions, div, last = _linspace_positions(num, endpoint, P.ndim(delta))
     step = delta / div
-    y = P.where(last, stop, start + positions * step)
+    y = P.where(last, stop, start + P.astype(positions, dt) * step)
     if dtype is not None:
-        y = P.astype(y, dtype)
+        y = P.astype((_as_is, _floor)[_floors(dtype)](y), dtype)
     if retstep:
         return y, step
     return y
@@ -122,13 +166,13 @@ def _leading_ones(shape, ndmin):
 
 
 def np_copy(a):
-    return a  # arrays are values: nothing can change the original
+    return as_array(a)  # (an array is a value: nothing can change the original)
 
 
 def np_asarray(a, dtype=None):
     if dtype is None:
-        return a
-    return P.astype(a, dtype)
+        return as_array(a)
+    return P.astype(as_array(a), dtype)
 
 
 NAMES = {

@@ -5,12 +5,25 @@ arithmetic operators and the rounding functions; the others are written here ove
 primitives, so their derivatives come from the primitives' rules.  Where a formula
 would lose what NumPy computes exactly (the log of a sum of exponentials overflowing,
 sinc at 0, NaN ignored by fmax), it is written the way NumPy's C code is.
+
+NumPy's functions of Python numbers alone compute on the NumPy scalars of their dtypes
+and give a NumPy scalar: np.add(1, 0.5) is np.float64(1.5) and np.add(True, True) is
+np.True_, where Python's `1 + 0.5` is the float 1.5 and `True + True` the int 2.  A
+Python number next to an array or a NumPy scalar stays a Python number, which NumPy 2
+does not promote (NEP 50: np.add(x32, 1.0) is float32).  The primitives that are
+NumPy's functions (the C math library's, maximum, where, floor...) do that themselves;
+those that are Python's operators (add, abs, eq...) are Python's on Python numbers, so
+the functions here that use them first convert their operands when they are all Python
+numbers (`_operand`, `_operands`).  Where NumPy's result has a dtype compiled code does
+not have (np.square of a bool is an int8, np.deg2rad of one a float16), the function is
+refused at compile time, as inference refuses the primitives.
 """
 
 import math
 
 import numpy as np
 
+from ..errors import MyiaTypeError
 from ..prim import compile_time
 from ..prim import ops as P
 from ..prim.mathfn import LIBM
@@ -31,34 +44,87 @@ def _largest(dtype):
     return float(np.finfo(dtype).max)
 
 
+# ---- the operands of NumPy's functions ----------------------------------------------------
+
+
+def _same(x):
+    return x
+
+
+def _numpy_scalar(x):
+    """A Python number as the NumPy scalar of its dtype (1.5: np.float64(1.5))."""
+    return P.astype(x, P.dtype(x))
+
+
+@compile_time
+def _both(python1, python2):
+    """1 where both operands are Python numbers (convert them), else 0."""
+    return 1 if python1 and python2 else 0
+
+
+def _operand(x):
+    """The operand of a NumPy function of one argument (see the module's doc)."""
+    return (_same, _numpy_scalar)[_both(P.python_number(x), True)](x)
+
+
+def _operands(x1, x2):
+    """The operands of a NumPy function of two arguments."""
+    convert = (_same, _numpy_scalar)[_both(P.python_number(x1), P.python_number(x2))]
+    return convert(x1), convert(x2)
+
+
+@compile_time
+def _not_bool(dtype, name, numpy_gives):
+    """0 (an index), where NumPy's `name` of a `dtype` gives what compiled code has;
+    for a bool it gives `numpy_gives`: refused."""
+    if dtype == "bool":
+        raise MyiaTypeError(f"np.{name} of a bool is {numpy_gives} in NumPy, which compiled "
+                            f"code does not have",
+                            hint="convert it first: x.astype(int) or x.astype(float)")
+    return 0
+
+
+@compile_time
+def _not_bools(dtype1, dtype2, name, numpy_gives):
+    """`_not_bool` for a function of two operands: refused where both are bools."""
+    return _not_bool.impl(dtype1, name, numpy_gives) if dtype2 == "bool" else 0
+
+
 # ---- arithmetic ---------------------------------------------------------------------------
 
 
 def np_add(x1, x2):
+    x1, x2 = _operands(x1, x2)
     return x1 + x2
 
 
 def np_subtract(x1, x2):
+    x1, x2 = _operands(x1, x2)
     return x1 - x2
 
 
 def np_multiply(x1, x2):
+    x1, x2 = _operands(x1, x2)
     return x1 * x2
 
 
 def np_divide(x1, x2):
+    x1, x2 = _operands(x1, x2)
     return x1 / x2
 
 
 def np_floor_divide(x1, x2):
+    x1, x2 = _operands(x1, x2)
     return x1 // x2
 
 
 def np_remainder(x1, x2):
+    x1, x2 = _operands(x1, x2)
     return x1 % x2
 
 
 def np_power(x1, x2):
+    x1, x2 = _operands(x1, x2)
     return x1 ** x2
 
 
@@ -67,25 +133,50 @@ def np_float_power(x1, x2):
 
 
 def np_negative(x):
-    return -x
+    return -_operand(x)
 
 
 def np_positive(x):
-    return x
+    x = _operand(x)
+    return (x,)[_not_bool(P.dtype(x), "positive", "an error")]
 
 
-def np_reciprocal(x):
+def _int_reciprocal(x):
+    # in integers, as NumPy's C code: 1 / x truncated, 0 unless x is 1 or -1
+    return P.where(P.abs(x) == 1, x, 0)
+
+
+def _float_reciprocal(x):
     return 1.0 / x
 
 
+def np_reciprocal(x):
+    x = _operand(x)
+    kind = _is_int_kind(P.dtype(x)) + _not_bool(P.dtype(x), "reciprocal", "an int8")
+    return (_float_reciprocal, _int_reciprocal)[kind](x)
+
+
 def np_square(x):
-    return x * x
+    x = _operand(x)
+    return (x * x,)[_not_bool(P.dtype(x), "square", "an int8")]
+
+
+def np_abs(x):
+    return P.abs(_operand(x))
 
 
 def np_fabs(x):
+    x = _operand(x)
     if _is_int_kind(P.dtype(x)):
-        return P.astype(P.abs(x), "float64")
+        return P.astype(P.abs(x), _float_of_int(P.dtype(x), "fabs"))
     return P.abs(x)
+
+
+@compile_time
+def _float_of_int(dtype, name):
+    """float64, NumPy's float of an integer dtype (of a bool it is a float16: refused)."""
+    _not_bool.impl(dtype, name, "a float16")
+    return "float64"
 
 
 def np_sign(x):
@@ -96,11 +187,13 @@ def np_sign(x):
 
 
 def np_deg2rad(x):
-    return x * (PI / 180.0)
+    x = _operand(x)
+    return (x * (PI / 180.0),)[_not_bool(P.dtype(x), "deg2rad", "a float16")]
 
 
 def np_rad2deg(x):
-    return x * (180.0 / PI)
+    x = _operand(x)
+    return (x * (180.0 / PI),)[_not_bool(P.dtype(x), "rad2deg", "a float16")]
 
 
 def np_sinc(x):
@@ -117,12 +210,16 @@ def np_sinc(x):
 def np_logaddexp(x1, x2):
     # log(e^x1 + e^x2) = max + log1p(e^-|x1 - x2|): never overflows; two equal
     # infinities (where x1 - x2 is nan) give that infinity, as NumPy
+    x1, x2 = _operands(x1, x2)
+    x1 = (x1,)[_not_bools(P.dtype(x1), P.dtype(x2), "logaddexp", "a float16")]
     big = P.maximum(x1, x2)
     d = P.abs(x1 - x2)
     return P.where(d != d, x1 + x2, big + P.log1p(P.exp(-d)))
 
 
 def np_logaddexp2(x1, x2):
+    x1, x2 = _operands(x1, x2)
+    x1 = (x1,)[_not_bools(P.dtype(x1), P.dtype(x2), "logaddexp2", "a float16")]
     big = P.maximum(x1, x2)
     d = P.abs(x1 - x2)
     return P.where(d != d, x1 + x2, big + P.log1p(P.exp2(-d)) / LN2)
@@ -140,6 +237,9 @@ def np_fmin(x1, x2):
 
 
 def np_clip(a, a_min, a_max):
+    # NumPy makes `a` an array first (np.clip(1, 0, 2.5) is np.float64(1.0)); the bounds
+    # stay what they are (np.clip(x32, 0, 2.5) is float32)
+    a = _operand(a)
     if a_min is None:
         if a_max is None:
             return a
@@ -160,6 +260,8 @@ def _scale(decimals):
 def np_round(a, decimals=0):
     # NumPy's own method: rint of the value scaled by 10^decimals (halves to even);
     # an integer array is returned as it is for decimals >= 0
+    a = _operand(a)
+    a = (a,)[_not_bool(P.dtype(a), "round", "a float16")]
     if _is_int_kind(P.dtype(a)):
         if decimals >= 0:
             return a
@@ -178,18 +280,20 @@ def np_round(a, decimals=0):
 
 
 def np_isnan(x):
+    x = _operand(x)
     return x != x
 
 
 def np_isinf(x):
-    return P.abs(x) == math.inf
+    return P.abs(_operand(x)) == math.inf
 
 
 def np_isfinite(x):
-    return P.abs(x) < math.inf
+    return P.abs(_operand(x)) < math.inf
 
 
 def np_nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    x = _operand(x)
     if _is_int_kind(P.dtype(x)):
         return x
     big = _largest(P.dtype(x))
@@ -203,47 +307,75 @@ def np_nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 def np_equal(x1, x2):
+    x1, x2 = _operands(x1, x2)
     return x1 == x2
 
 
 def np_not_equal(x1, x2):
+    x1, x2 = _operands(x1, x2)
     return x1 != x2
 
 
 def np_less(x1, x2):
+    x1, x2 = _operands(x1, x2)
     return x1 < x2
 
 
 def np_less_equal(x1, x2):
+    x1, x2 = _operands(x1, x2)
     return x1 <= x2
 
 
 def np_greater(x1, x2):
+    x1, x2 = _operands(x1, x2)
     return x1 > x2
 
 
 def np_greater_equal(x1, x2):
+    x1, x2 = _operands(x1, x2)
     return x1 >= x2
 
 
 def np_logical_not(x):
-    return P.not_(x)
+    return P.not_(_operand(x))
 
 
 def np_logical_and(x1, x2):
+    x1, x2 = _operands(x1, x2)
     return P.mul(x1 != 0, x2 != 0)
 
 
 def np_logical_or(x1, x2):
+    x1, x2 = _operands(x1, x2)
     return P.not_(P.mul(x1 == 0, x2 == 0))
 
 
 def np_logical_xor(x1, x2):
+    x1, x2 = _operands(x1, x2)
     return (x1 != 0) != (x2 != 0)
 
 
+def np_bitwise_and(x1, x2):
+    x1, x2 = _operands(x1, x2)
+    return P.bitwise_and(x1, x2)
+
+
+def np_bitwise_or(x1, x2):
+    x1, x2 = _operands(x1, x2)
+    return P.bitwise_or(x1, x2)
+
+
+def np_bitwise_xor(x1, x2):
+    x1, x2 = _operands(x1, x2)
+    return P.bitwise_xor(x1, x2)
+
+
+def np_invert(x):
+    return P.invert(_operand(x))
+
+
 def np_where(condition, x, y):
-    return P.where(condition, x, y)
+    return P.where(condition, x, y)  # (of numbers, NumPy's 0-d array: a NumPy scalar)
 
 
 NAMES = {
@@ -262,7 +394,7 @@ NAMES = {
     np.positive: np_positive,
     np.reciprocal: np_reciprocal,
     np.square: np_square,
-    np.abs: P.abs,
+    np.abs: np_abs,
     np.fabs: np_fabs,
     np.sign: np_sign,
     np.deg2rad: np_deg2rad,
@@ -298,10 +430,10 @@ NAMES = {
     np.logical_or: np_logical_or,
     np.logical_xor: np_logical_xor,
     np.where: np_where,
-    np.bitwise_and: P.bitwise_and,
-    np.bitwise_or: P.bitwise_or,
-    np.bitwise_xor: P.bitwise_xor,
-    np.invert: P.invert,
+    np.bitwise_and: np_bitwise_and,
+    np.bitwise_or: np_bitwise_or,
+    np.bitwise_xor: np_bitwise_xor,
+    np.invert: np_invert,
 }
 if hasattr(np, "around"):  # deprecated in NumPy 2
     NAMES[np.around] = np_round

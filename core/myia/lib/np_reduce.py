@@ -52,6 +52,35 @@ def _checked_axes(x_ndim, axis):
     return axis
 
 
+def _axes_of_number(axis):
+    """Check `axis` of a 0-d array (a number), which NumPy's reductions by a ufunc
+    (sum, max, any...), argmax and cumsum take for its no axes where it is 0 or -1."""
+    for a in (axis if isinstance(axis, tuple) else (axis,)):
+        _axis(a, 1)
+        if a not in (0, -1):
+            raise MyiaShapeError(f"axis {a} is out of bounds for an array of rank 0")
+
+
+@compile_time
+def _reduced_axes(x_ndim, axis):
+    """`_checked_axes` for NumPy's reductions by a ufunc (sum, max, any...), which take
+    axis 0 (or -1) of a 0-d array for its no axes (mean and var do not)."""
+    if x_ndim == 0 and axis is not None:
+        _axes_of_number(axis)
+        return None
+    return _checked_axes.impl(x_ndim, axis)
+
+
+@compile_time
+def _flat_for(x_ndim, axis):
+    """1 where argmax, cumsum... work on the flattened array: axis None, or 0 (or -1)
+    of a 0-d array, as NumPy takes it; else 0."""
+    if x_ndim == 0 and axis is not None:
+        _axes_of_number(axis)
+        return 1
+    return 1 if axis is None else 0
+
+
 @compile_time
 def _refusing_out(out_is_none, value):
     """`value`, where no `out=` array was given."""
@@ -88,6 +117,31 @@ def _float_for(dtype, requested):
     return "float64" if np.dtype(dtype).kind in "biu" else None
 
 
+@compile_time
+def _float_requested(requested, what):
+    """The dtype= of a variance: a float one (NumPy computes a variance requested in
+    integers or bools in them, truncating each step: refused)."""
+    if requested is not None and np.dtype(requested).kind != "f":
+        raise MyiaTypeError(f"{what} with dtype={requested} is not supported: NumPy computes "
+                            f"it in {requested}, truncating each step",
+                            hint=f"compute in floats and convert: {what}(x).astype(...)")
+    return requested
+
+
+def _same(r):
+    return r
+
+
+def _nonzero(r):
+    return r != 0
+
+
+def _in_requested(r, requested):
+    """A sum or a product `r` (of the input converted to `requested`): NumPy's in bools
+    are an `or` and an `and`, the bools of the count and of the product."""
+    return (_same, _nonzero)[_pick(requested == "bool")](r)
+
+
 def _unchanged(a, dtype):
     return a
 
@@ -103,32 +157,34 @@ def _as(a, dtype):
 def np_sum(a, axis=None, dtype=None, out=None, keepdims=False):
     a = as_array(a)  # array-likes (lists of numbers or arrays) too
     a = _as(a, _cast_to(P.dtype(a), dtype))
-    axes = _checked_axes(P.ndim(a), _refusing_out(out is None, axis))
-    return P.reduce_sum(a, axes, keepdims)
+    axes = _reduced_axes(P.ndim(a), _refusing_out(out is None, axis))
+    return _in_requested(P.reduce_sum(a, axes, keepdims), dtype)
 
 
 def np_prod(a, axis=None, dtype=None, out=None, keepdims=False):
     a = as_array(a)  # array-likes (lists of numbers or arrays) too
     a = _as(a, _cast_to(P.dtype(a), dtype))
-    axes = _checked_axes(P.ndim(a), _refusing_out(out is None, axis))
-    return P.reduce_prod(a, axes, keepdims)
+    axes = _reduced_axes(P.ndim(a), _refusing_out(out is None, axis))
+    return _in_requested(P.reduce_prod(a, axes, keepdims), dtype)
 
 
 def np_mean(a, axis=None, dtype=None, out=None, keepdims=False):
     a = as_array(a)  # array-likes (lists of numbers or arrays) too
     a = _as(a, _float_for(P.dtype(a), dtype))
     axes = _checked_axes(P.ndim(a), _refusing_out(out is None, axis))
-    return P.reduce_sum(a, axes, keepdims) / P.reduced_size(P.shape(a), axes)
+    mean = P.reduce_sum(a, axes, keepdims) / P.reduced_size(P.shape(a), axes)
+    return _as(mean, _cast_to(P.dtype(mean), dtype))  # (dtype=int: truncated, as NumPy)
 
 
 def np_var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     a = as_array(a)  # array-likes (lists of numbers or arrays) too
     # NumPy's two passes: the mean, then the mean square of the deviations
-    a = _as(a, _float_for(P.dtype(a), dtype))
+    a = _as(a, _float_for(P.dtype(a), _float_requested(dtype, "np.var")))
     axes = _checked_axes(P.ndim(a), _refusing_out(out is None, axis))
     n = P.reduced_size(P.shape(a), axes)
     deviation = a - P.reduce_sum(a, axes, True) / n
-    return P.reduce_sum(deviation * deviation, axes, keepdims) / P.maximum(n - ddof, 0)
+    # (the count a Python int, max(n - ddof, 0): an int that does not promote float32)
+    return P.reduce_sum(deviation * deviation, axes, keepdims) / ((n - ddof) * (n > ddof))
 
 
 def np_std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
@@ -140,7 +196,7 @@ def np_std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 def np_max(a, axis=None, out=None, keepdims=False):
     a = as_array(a)  # array-likes (lists of numbers or arrays) too
-    axes = _checked_axes(P.ndim(a), _refusing_out(out is None, axis))
+    axes = _reduced_axes(P.ndim(a), _refusing_out(out is None, axis))
     return P.reduce_max(a, axes, keepdims)
 
 
@@ -162,7 +218,7 @@ def _min_of_floats(a, axes, keepdims):
 
 def np_min(a, axis=None, out=None, keepdims=False):
     a = as_array(a)  # array-likes (lists of numbers or arrays) too
-    axes = _checked_axes(P.ndim(a), _refusing_out(out is None, axis))
+    axes = _reduced_axes(P.ndim(a), _refusing_out(out is None, axis))
     by_kind = (_min_of_bools, _min_of_ints, _min_of_floats)
     return by_kind[_kind(P.dtype(a))](a, axes, keepdims)
 
@@ -184,13 +240,13 @@ def _along_axis(arg, a, axis, keepdims):
 def np_argmax(a, axis=None, out=None, keepdims=False):
     a = as_array(a)  # array-likes (lists of numbers or arrays) too
     axis = _refusing_out(out is None, axis)
-    return (_along_axis, _in_flat)[_pick(axis is None)](P.argmax, a, axis, keepdims)
+    return (_along_axis, _in_flat)[_flat_for(P.ndim(a), axis)](P.argmax, a, axis, keepdims)
 
 
 def np_argmin(a, axis=None, out=None, keepdims=False):
     a = as_array(a)  # array-likes (lists of numbers or arrays) too
     axis = _refusing_out(out is None, axis)
-    return (_along_axis, _in_flat)[_pick(axis is None)](P.argmin, a, axis, keepdims)
+    return (_along_axis, _in_flat)[_flat_for(P.ndim(a), axis)](P.argmin, a, axis, keepdims)
 
 
 # ---- truth ---------------------------------------------------------------------------------
@@ -198,13 +254,13 @@ def np_argmin(a, axis=None, out=None, keepdims=False):
 
 def np_any(a, axis=None, out=None, keepdims=False):
     a = as_array(a)  # array-likes (lists of numbers or arrays) too
-    axes = _checked_axes(P.ndim(a), _refusing_out(out is None, axis))
+    axes = _reduced_axes(P.ndim(a), _refusing_out(out is None, axis))
     return P.reduce_sum(P.ne(a, 0), axes, keepdims) > 0
 
 
 def np_all(a, axis=None, out=None, keepdims=False):
     a = as_array(a)  # array-likes (lists of numbers or arrays) too
-    axes = _checked_axes(P.ndim(a), _refusing_out(out is None, axis))
+    axes = _reduced_axes(P.ndim(a), _refusing_out(out is None, axis))
     return P.reduce_sum(P.eq(a, 0), axes, keepdims) == 0
 
 
@@ -227,14 +283,14 @@ def _whole(a):
 
 def np_cumsum(a, axis=None, dtype=None, out=None):
     a = as_array(a)  # array-likes (lists of numbers or arrays) too
-    a = (_whole, _flat)[_pick(axis is None)](_as(a, _cast_to(P.dtype(a), dtype)))
-    return P.cumsum(a, _scan_axis(axis, out is None), False)
+    a = (_whole, _flat)[_flat_for(P.ndim(a), axis)](_as(a, _cast_to(P.dtype(a), dtype)))
+    return _in_requested(P.cumsum(a, _scan_axis(axis, out is None), False), dtype)
 
 
 def np_cumprod(a, axis=None, dtype=None, out=None):
     a = as_array(a)  # array-likes (lists of numbers or arrays) too
-    a = (_whole, _flat)[_pick(axis is None)](_as(a, _cast_to(P.dtype(a), dtype)))
-    return P.cumprod(a, _scan_axis(axis, out is None), False)
+    a = (_whole, _flat)[_flat_for(P.ndim(a), axis)](_as(a, _cast_to(P.dtype(a), dtype)))
+    return _in_requested(P.cumprod(a, _scan_axis(axis, out is None), False), dtype)
 
 
 @compile_time
@@ -308,8 +364,11 @@ def np_diff(a, n=1, axis=-1, prepend=None, append=None):
 
 
 @compile_time
-def _gradient_axes(x_shape, axis, edge_order, spacing_ndim):
+def _gradient_axes(x_shape, axis, edge_order, spacing_ndim, dtype):
     """The axes np.gradient differentiates along, checked."""
+    if dtype == "bool" and len(x_shape):
+        raise MyiaTypeError("np.gradient of bools: NumPy subtracts them, which it refuses",
+                            hint="convert them first: x.astype(float)")
     if spacing_ndim != 0:
         raise MyiaValueError("np.gradient takes a scalar spacing here; coordinate arrays "
                              "are not supported",
@@ -351,7 +410,7 @@ def _gradients(f, axes, h, edge_order):
 def np_gradient(f, spacing=1.0, axis=None, edge_order=1):
     # NumPy's spacing is `*varargs` before keyword-only axis and edge_order, which the
     # subset cannot declare: here one scalar spacing, the same along every axis
-    axes = _gradient_axes(P.shape(f), axis, edge_order, P.ndim(spacing))
+    axes = _gradient_axes(P.shape(f), axis, edge_order, P.ndim(spacing), P.dtype(f))
     f = _as(f, _float_for(P.dtype(f), None))
     grads = _gradients(f, axes, spacing, edge_order)
     if len(axes) == 1:
@@ -388,7 +447,7 @@ def np_trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     order, flat_shape, diagonal = _diagonal(P.shape(a), _refusing_out(out is None, offset),
                                             axis1, axis2)
     flat = P.reshape(P.transpose(a, order), flat_shape)
-    return P.reduce_sum(flat[diagonal], (len(flat_shape) - 1,), False)
+    return _in_requested(P.reduce_sum(flat[diagonal], (len(flat_shape) - 1,), False), dtype)
 
 
 NAMES = {

@@ -453,10 +453,14 @@ def eta_reduce(root, cg=None):
         if not isinstance(f_abstract, AFunction) or cg.option_of[g] in f_abstract.options:
             continue
         uses = cg.uses.get(g, [])
-        if not isinstance(f, Constant):
-            owner = f.graph
-            if any(h is not owner and owner not in mng.ancestors(h) for _, _, h in uses):
-                continue
+        # f must be in scope at every use of g: a node where its graph is; a graph
+        # constant where its parent is (a closure capturing a value g computes, as a
+        # branch that ends a loop iteration by calling the loop's continuation, is
+        # not: using it outside g would make scopes a cycle)
+        owner = mng.parent(f.value) if isinstance(f, Constant) else f.graph
+        if owner is not None and \
+                any(h is not owner and owner not in mng.ancestors(h) for _, _, h in uses):
+            continue
         for user, i, h in uses:
             if user is None:
                 h.output = f

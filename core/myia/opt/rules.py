@@ -6,36 +6,17 @@ untyped graphs; every rule keeps the types of the nodes it makes.
 
 import numpy as np
 
-from ..infer.abstract import AEnv, AFunction
+from ..infer.abstract import AEnv
 from ..ir import Apply, Constant, Graph, Parameter, inline
 from ..parser.parse import EFFECTS
 from ..prim import Primitive
 from ..prim import ops as P
+from .match import (calls, is_const, is_number, number_tuple, same_type, scalar_dtype,
+                    typed_apply, typed_constant)
 from .pass_manager import rule
+from . import zeros
 from .select import branches_to_select
 from .unroll import unroll_counted_loop
-
-
-def _is(node, prim):
-    return isinstance(node, Apply) and isinstance(node.inputs[0], Constant) \
-        and node.inputs[0].value is prim
-
-
-def _const(node):
-    return isinstance(node, Constant) and not isinstance(node.value, (Graph, Primitive))
-
-
-def _typed_apply(graph, abstract, fn, *args, loc=None):
-    """fn(*args) made in `graph`, of type `abstract`."""
-    new = graph.apply(fn, *args, loc=loc)
-    new.abstract = abstract
-    return new
-
-
-def _typed_constant(value, like):
-    c = Constant(value, like.loc)
-    c.abstract = like.abstract
-    return c
 
 
 # ---- tuples ----------------------------------------------------------------------
@@ -44,16 +25,16 @@ def _typed_constant(value, like):
 @rule(on=[P.tuple_getitem])
 def getitem_of_make_tuple(node, ctx):
     """tuple_getitem(make_tuple(x0, ..., xn), i) -> xi"""
-    if _is(node, P.tuple_getitem):
+    if calls(node, P.tuple_getitem):
         _, t, i = node.inputs
-        if _is(t, P.make_tuple) and _const(i):
+        if calls(t, P.make_tuple) and is_const(i):
             # an assert sequenced into the tuple must still run: keep it, and keep the
             # parameter that carries the asserts run before a call (the parser's hidden
             # variable EFFECTS), until the caller inlines it and the assert shows
-            if any(_is(e, P.assert_) or _carries_effects(e) for e in t.inputs[1:]):
+            if any(calls(e, P.assert_) or _carries_effects(e) for e in t.inputs[1:]):
                 return None
             return t.inputs[1 + i.value]
-        if _is(t, P.tuple_setitem) and _const(i) and _const(t.inputs[2]):
+        if calls(t, P.tuple_setitem) and is_const(i) and is_const(t.inputs[2]):
             if t.inputs[2].value == i.value:
                 return t.inputs[3]
             return node.graph.apply(P.tuple_getitem, t.inputs[1], i, loc=node.loc)
@@ -70,12 +51,12 @@ def _carries_effects(node):
 def _items(node):
     """The element nodes of the tuple `node` when they are known (a make_tuple or a
     constant tuple, seen through tuple_as), else None."""
-    while _is(node, P.tuple_as):
+    while calls(node, P.tuple_as):
         node = node.inputs[1]
-    if _is(node, P.make_tuple):
+    if calls(node, P.make_tuple):
         return list(node.inputs[1:])
     a = node.abstract
-    if _const(node) and isinstance(node.value, tuple) and hasattr(a, "elements") \
+    if is_const(node) and isinstance(node.value, tuple) and hasattr(a, "elements") \
             and len(a.elements) == len(node.value):
         items = []
         for v, ea in zip(node.value, a.elements):
@@ -88,16 +69,16 @@ def _items(node):
 
 def _droppable(nodes):
     """Whether these elements may be left out (no assert sequenced into them)."""
-    return not any(_is(e, P.assert_) or _carries_effects(e) for e in nodes)
+    return not any(calls(e, P.assert_) or _carries_effects(e) for e in nodes)
 
 
 @rule(on=[P.tuple_cons])
 def cons_of_make_tuple(node, ctx):
     """tuple_cons(x, make_tuple(a0, ..., an)) -> make_tuple(x, a0, ..., an)"""
-    if _is(node, P.tuple_cons) and node.abstract is not None:
+    if calls(node, P.tuple_cons) and node.abstract is not None:
         items = _items(node.inputs[2])
         if items is not None:
-            return _typed_apply(node.graph, node.abstract, P.make_tuple, node.inputs[1],
+            return typed_apply(node.graph, node.abstract, P.make_tuple, node.inputs[1],
                                 *items, loc=node.loc)
     return None
 
@@ -105,10 +86,10 @@ def cons_of_make_tuple(node, ctx):
 @rule(on=[P.tuple_tail])
 def tail_of_make_tuple(node, ctx):
     """tuple_tail(make_tuple(a0, a1, ..., an)) -> make_tuple(a1, ..., an)"""
-    if _is(node, P.tuple_tail) and node.abstract is not None:
+    if calls(node, P.tuple_tail) and node.abstract is not None:
         items = _items(node.inputs[1])
         if items and _droppable(items[:1]):
-            return _typed_apply(node.graph, node.abstract, P.make_tuple, *items[1:],
+            return typed_apply(node.graph, node.abstract, P.make_tuple, *items[1:],
                                 loc=node.loc)
     return None
 
@@ -116,13 +97,13 @@ def tail_of_make_tuple(node, ctx):
 @rule(on=[P.getitem])
 def slice_of_make_tuple(node, ctx):
     """getitem(make_tuple(a0, ..., an), s) -> make_tuple(a[s]...), for a constant slice s"""
-    if _is(node, P.getitem) and node.abstract is not None and _const(node.inputs[2]) \
+    if calls(node, P.getitem) and node.abstract is not None and is_const(node.inputs[2]) \
             and isinstance(node.inputs[2].value, slice):
         items = _items(node.inputs[1])
         if items is not None:
             kept = items[node.inputs[2].value]
             if _droppable(e for e in items if not any(e is k for k in kept)):
-                return _typed_apply(node.graph, node.abstract, P.make_tuple, *kept,
+                return typed_apply(node.graph, node.abstract, P.make_tuple, *kept,
                                     loc=node.loc)
     return None
 
@@ -130,8 +111,8 @@ def slice_of_make_tuple(node, ctx):
 @rule(on=[P.tuple_getitem])
 def getitem_of_tuple_as(node, ctx):
     """tuple_getitem(tuple_as(t, kind), i) -> tuple_getitem(t, i)"""
-    if _is(node, P.tuple_getitem) and _is(node.inputs[1], P.tuple_as):
-        return _typed_apply(node.graph, node.abstract, P.tuple_getitem,
+    if calls(node, P.tuple_getitem) and calls(node.inputs[1], P.tuple_as):
+        return typed_apply(node.graph, node.abstract, P.tuple_getitem,
                             node.inputs[1].inputs[1], node.inputs[2], loc=node.loc)
     return None
 
@@ -143,10 +124,10 @@ CONTAINERS = [cons_of_make_tuple, tail_of_make_tuple, slice_of_make_tuple,
 @rule(on=[P.getitem])
 def getitem_of_tuple(node, ctx):
     """getitem(t, i) -> tuple_getitem(t, i), for a tuple t and a constant int i"""
-    if _is(node, P.getitem):
+    if calls(node, P.getitem):
         _, t, i = node.inputs
         a = t.abstract
-        if _const(i) and type(i.value) is int and a is not None and hasattr(a, "elements") \
+        if is_const(i) and type(i.value) is int and a is not None and hasattr(a, "elements") \
                 and 0 <= i.value < len(a.elements):
             new = node.graph.apply(P.tuple_getitem, t, i, loc=node.loc)
             new.abstract = node.abstract
@@ -157,13 +138,13 @@ def getitem_of_tuple(node, ctx):
 @rule(on=[P.make_tuple])
 def make_tuple_of_getitems(node, ctx):
     """make_tuple(tuple_getitem(t, 0), ..., tuple_getitem(t, n-1)) -> t, for t of length n"""
-    if _is(node, P.make_tuple) and len(node.inputs) > 1:
+    if calls(node, P.make_tuple) and len(node.inputs) > 1:
         first = node.inputs[1]
-        if not _is(first, P.tuple_getitem):
+        if not calls(first, P.tuple_getitem):
             return None
         t = first.inputs[1]
         for k, e in enumerate(node.inputs[1:]):
-            if not (_is(e, P.tuple_getitem) and e.inputs[1] is t and _const(e.inputs[2])
+            if not (calls(e, P.tuple_getitem) and e.inputs[1] is t and is_const(e.inputs[2])
                     and e.inputs[2].value == k):
                 return None
         if t.abstract is not None and t.abstract == node.abstract:
@@ -175,12 +156,12 @@ def make_tuple_of_getitems(node, ctx):
 def make_tuple_as_update(node, ctx):
     """make_tuple(t[0], .., v, .., t[n-1]) -> tuple_setitem(t, k, v), for t of length n
     (a record update: one operation instead of n - 1 reads and a build)"""
-    if not (_is(node, P.make_tuple) and len(node.inputs) > 2 and node.abstract is not None):
+    if not (calls(node, P.make_tuple) and len(node.inputs) > 2 and node.abstract is not None):
         return None
     elems = node.inputs[1:]
     source, other = None, None
     for k, e in enumerate(elems):
-        if _is(e, P.tuple_getitem) and _const(e.inputs[2]) and e.inputs[2].value == k \
+        if calls(e, P.tuple_getitem) and is_const(e.inputs[2]) and e.inputs[2].value == k \
                 and (source is None or e.inputs[1] is source):
             source = e.inputs[1]
         elif other is None:
@@ -202,11 +183,11 @@ def make_tuple_as_update(node, ctx):
 @rule(on=[P.tuple_getitem])
 def getitem_of_constant_tuple(node, ctx):
     """tuple_getitem((c0, ..., cn), i) -> ci"""
-    if _is(node, P.tuple_getitem):
+    if calls(node, P.tuple_getitem):
         _, t, i = node.inputs
-        if _const(t) and isinstance(t.value, tuple) and _const(i) \
+        if is_const(t) and isinstance(t.value, tuple) and is_const(i) \
                 and -len(t.value) <= i.value < len(t.value):
-            return _typed_constant(t.value[i.value], node)
+            return typed_constant(t.value[i.value], node)
     return None
 
 
@@ -214,11 +195,11 @@ def getitem_of_constant_tuple(node, ctx):
 def setitem_of_make_tuple(node, ctx):
     """tuple_setitem(make_tuple(x0, ..., xn), i, v) -> make_tuple(x0, .., v, .., xn);
     the same for a constant tuple of numbers (a zero sensitivity)"""
-    if _is(node, P.tuple_setitem):
+    if calls(node, P.tuple_setitem):
         _, t, i, v = node.inputs
-        if _is(t, P.make_tuple) and _const(i):
+        if calls(t, P.make_tuple) and is_const(i):
             elems = list(t.inputs[1:])
-        elif _const(i) and _number_tuple(t) and hasattr(node.abstract, "elements"):
+        elif is_const(i) and number_tuple(t) and hasattr(node.abstract, "elements"):
             types = t.abstract if hasattr(t.abstract, "elements") else node.abstract
             elems = []
             for x, a in zip(t.value, types.elements):
@@ -234,34 +215,21 @@ def setitem_of_make_tuple(node, ctx):
     return None
 
 
-def _number_tuple(node):
-    """A constant tuple of numbers (bools and nested tuples of them included)."""
-    return _const(node) and type(node.value) is tuple and _numbers(node.value)
-
-
-def _numbers(t):
-    return all(_numbers(x) if type(x) is tuple else isinstance(x, (int, float)) for x in t)
-
-
-def _zeros(t):
-    return all(_zeros(x) if type(x) is tuple else not x for x in t)
-
-
 # ---- environments ----------------------------------------------------------------
 
 
 @rule(on=[P.env_getitem])
 def env_getitem_of_setitem(node, ctx):
     """env_getitem(env_setitem(e, k, v), k, d) -> v;  ... k2 ... -> env_getitem(e, k2, d)"""
-    if _is(node, P.env_getitem):
+    if calls(node, P.env_getitem):
         _, env, key, default = node.inputs
-        if _is(env, P.env_setitem) and _const(key) and _const(env.inputs[2]):
+        if calls(env, P.env_setitem) and is_const(key) and is_const(env.inputs[2]):
             if env.inputs[2].value == key.value:
                 return env.inputs[3]
             new = node.graph.apply(P.env_getitem, env.inputs[1], key, default, loc=node.loc)
             new.abstract = node.abstract
             return new
-        if _is(env, P.env_new):
+        if calls(env, P.env_new):
             return default
     return None
 
@@ -269,9 +237,9 @@ def env_getitem_of_setitem(node, ctx):
 @rule(on=[P.env_setitem])
 def env_setitem_of_zero(node, ctx):
     """env_setitem(e, k, 0) -> e  (a missing entry reads as zero anyway)"""
-    if _is(node, P.env_setitem):
+    if calls(node, P.env_setitem):
         _, env, key, value = node.inputs
-        if _const(value) and isinstance(value.value, (int, float, bool, np.number)) \
+        if is_const(value) and isinstance(value.value, (int, float, bool, np.number)) \
                 and value.value == 0:
             return env
     return None
@@ -281,7 +249,7 @@ def env_setitem_of_zero(node, ctx):
 def env_getitem_of_integer(node, ctx):
     """env_getitem(e, k, d) -> d, for an integer or bool entry (their sensitivities
     are always zero)"""
-    if _is(node, P.env_getitem) and _scalar_dtype(node) in ("int64", "bool"):
+    if calls(node, P.env_getitem) and scalar_dtype(node) in ("int64", "bool"):
         return node.inputs[3]
     return None
 
@@ -289,11 +257,11 @@ def env_getitem_of_integer(node, ctx):
 @rule(on=[P.env_add, P.gadd])
 def env_add_of_new(node, ctx):
     """env_add(env_new(), e) -> e;  env_add(e, env_new()) -> e"""
-    if _is(node, P.env_add) or _is(node, P.gadd):
+    if calls(node, P.env_add) or calls(node, P.gadd):
         _, a, b = node.inputs
-        if _is(a, P.env_new):
+        if calls(a, P.env_new):
             return b
-        if _is(b, P.env_new):
+        if calls(b, P.env_new):
             return a
     return None
 
@@ -307,15 +275,15 @@ def add_of_env_setitem(node, ctx):
         return None
     _, x, y = node.inputs
     for this, other in ((y, x), (x, y)):
-        if _is(this, P.env_setitem):
+        if calls(this, P.env_setitem):
             _, e, k, v = this.inputs
             key = getattr(k, "value", None)
             ea, oa = getattr(e.abstract, "entries", None), getattr(other.abstract, "entries", None)
             if ea is None or oa is None or key in ea or key in oa or key not in a.entries:
                 continue
             rest = AEnv({kk: vv for kk, vv in a.entries.items() if kk != key})
-            inner = _typed_apply(node.graph, rest, node.inputs[0], other, e, loc=node.loc)
-            return _typed_apply(node.graph, a, P.env_setitem, inner, k, v, loc=node.loc)
+            inner = typed_apply(node.graph, rest, node.inputs[0], other, e, loc=node.loc)
+            return typed_apply(node.graph, a, P.env_setitem, inner, k, v, loc=node.loc)
     return None
 
 
@@ -325,9 +293,9 @@ def add_of_env_setitem(node, ctx):
 @rule(on=[P.switch])
 def switch_on_constant(node, ctx):
     """switch(True, a, b) -> a;  switch(False, a, b) -> b"""
-    if _is(node, P.switch):
+    if calls(node, P.switch):
         _, c, a, b = node.inputs
-        if _const(c) and isinstance(c.value, (bool, np.bool_)):
+        if is_const(c) and isinstance(c.value, (bool, np.bool_)):
             return a if c.value else b
     return None
 
@@ -335,7 +303,7 @@ def switch_on_constant(node, ctx):
 @rule(on=[P.switch])
 def switch_same(node, ctx):
     """switch(c, a, a) -> a"""
-    if _is(node, P.switch):
+    if calls(node, P.switch):
         _, c, a, b = node.inputs
         if a is b or (isinstance(a, Constant) and isinstance(b, Constant) and a.value is b.value):
             return a
@@ -345,12 +313,12 @@ def switch_same(node, ctx):
 @rule(on=[P.add, P.gadd])
 def add_of_complementary_switches(node, ctx):
     """switch(c, a, 0) + switch(c, 0, b) -> switch(c, a, b)"""
-    if _is(node, P.add) or _is(node, P.gadd):
+    if calls(node, P.add) or calls(node, P.gadd):
         _, s1, s2 = node.inputs
-        if _is(s1, P.switch) and _is(s2, P.switch) and s1.inputs[1] is s2.inputs[1]:
+        if calls(s1, P.switch) and calls(s2, P.switch) and s1.inputs[1] is s2.inputs[1]:
             a, z1 = s1.inputs[2], s1.inputs[3]
             z2, b = s2.inputs[2], s2.inputs[3]
-            if _is_number(z1, 0) and _is_number(z2, 0):
+            if is_number(z1, 0) and is_number(z2, 0):
                 new = node.graph.apply(P.switch, s1.inputs[1], a, b, loc=node.loc)
                 new.abstract = node.abstract
                 return new
@@ -360,9 +328,9 @@ def add_of_complementary_switches(node, ctx):
 @rule(on=[P.truth])
 def truth_of_bool(node, ctx):
     """truth(x) -> x, for x a bool"""
-    if _is(node, P.truth):
+    if calls(node, P.truth):
         x = node.inputs[1]
-        if _is(x, P.not_) or any(_is(x, p) for p in (P.eq, P.ne, P.lt, P.le, P.gt, P.ge)):
+        if calls(x, P.not_) or any(calls(x, p) for p in (P.eq, P.ne, P.lt, P.le, P.gt, P.ge)):
             ab = x.abstract
             if ab is None or str(ab) == "bool":
                 return x
@@ -415,9 +383,9 @@ def _is_library_graph(g):
 @rule(on=[P.closure_bound])
 def closure_bound_of_make_closure(node, ctx):
     """closure_bound(make_closure(g, b0, ..., bn), i) -> bi"""
-    if _is(node, P.closure_bound):
+    if calls(node, P.closure_bound):
         _, f, i = node.inputs
-        if _is(f, P.make_closure) and _const(i):
+        if calls(f, P.make_closure) and is_const(i):
             return f.inputs[2 + i.value]
     return None
 
@@ -425,9 +393,9 @@ def closure_bound_of_make_closure(node, ctx):
 @rule(on=[P.slice_start])
 def slice_start_of_make_slice(node, ctx):
     """slice_start(make_dslice(a, n, c)) -> a  (and of make_slice(a, b, c))"""
-    if _is(node, P.slice_start):
+    if calls(node, P.slice_start):
         s = node.inputs[1]
-        if _is(s, P.make_dslice) or _is(s, P.make_slice):
+        if calls(s, P.make_dslice) or calls(s, P.make_slice):
             return s.inputs[1]
     return None
 
@@ -436,8 +404,8 @@ def slice_start_of_make_slice(node, ctx):
 def call_of_make_closure(node, ctx):
     """make_closure(g, b0, ..., bn)(args) -> g(b0, ..., bn, args)"""
     fn = node.inputs[0]
-    if _is(fn, P.make_closure):
-        return _typed_apply(node.graph, node.abstract, *fn.inputs[1:], *node.inputs[1:],
+    if calls(fn, P.make_closure):
+        return typed_apply(node.graph, node.abstract, *fn.inputs[1:], *node.inputs[1:],
                             loc=node.loc)
     return None
 
@@ -448,7 +416,7 @@ def call_of_make_closure(node, ctx):
 @rule(on=[P.J])
 def J_of_graph_constant(node, ctx):
     """J(g) -> ▶g, for a graph constant g without free variables"""
-    if _is(node, P.J):
+    if calls(node, P.J):
         x = node.inputs[1]
         if isinstance(x, Constant) and isinstance(x.value, Graph) and ctx.knows(x.value) \
                 and not ctx.mng.free_variables(x.value):
@@ -478,7 +446,7 @@ def _private(graph, ctx):
 @rule(on=[P.Jinv])
 def Jinv_of_J(node, ctx):
     """Jinv(J(x)) -> x"""
-    if _is(node, P.Jinv) and _is(node.inputs[1], P.J):
+    if calls(node, P.Jinv) and calls(node.inputs[1], P.J):
         return node.inputs[1].inputs[1]
     return None
 
@@ -500,7 +468,7 @@ def constant_fold(node, ctx):
     if isinstance(fn, Constant) and isinstance(fn.value, Primitive) \
             and fn.value.name in _PURE_FOLDABLE:
         args = node.inputs[1:]
-        if all(_const(a) for a in args):
+        if all(is_const(a) for a in args):
             values = [a.value for a in args]
             if any(isinstance(v, np.ndarray) and v.size > 16 for v in values):
                 return None
@@ -512,38 +480,28 @@ def constant_fold(node, ctx):
                     value = fn.value.impl(*values)
             except Exception:
                 return None  # leave the error to run time, where it has its location
-            return _typed_constant(value, node)
+            if isinstance(value, np.ndarray):  # the program's, as a global's snapshot is
+                value.setflags(write=False)
+            return typed_constant(value, node)
     return None
-
-
-def _is_number(node, value):
-    return _const(node) and isinstance(node.value, (int, float, np.number)) \
-        and not isinstance(node.value, bool) and node.value == value
-
-
-def _same_type(a, b):
-    """True when a and b have the same known type (so one may replace the other).
-    Types are compared as printed: dtype and shape, not constant values."""
-    return a.abstract is not None and b.abstract is not None \
-        and str(a.abstract) == str(b.abstract)
 
 
 def _is_ones(node):
     """1, or a constant array of ones (what a reduction's bprop broadcasts)."""
-    if _is_number(node, 1):
+    if is_number(node, 1):
         return True
-    return _const(node) and isinstance(node.value, np.ndarray) \
+    return is_const(node) and isinstance(node.value, np.ndarray) \
         and node.value.dtype.kind == "f" and node.value.size > 0 and bool(np.all(node.value == 1))
 
 
 @rule(on=[P.mul])
 def multiply_by_one(node, ctx):
     """x * 1 -> x;  1 * x -> x  (when x already has the product's type: exact in IEEE)"""
-    if _is(node, P.mul):
+    if calls(node, P.mul):
         _, a, b = node.inputs
-        if _is_ones(b) and (_same_type(a, node) or node.abstract is None and _is_number(b, 1)):
+        if _is_ones(b) and (same_type(a, node) or node.abstract is None and is_number(b, 1)):
             return a
-        if _is_ones(a) and (_same_type(b, node) or node.abstract is None and _is_number(a, 1)):
+        if _is_ones(a) and (same_type(b, node) or node.abstract is None and is_number(a, 1)):
             return b
     return None
 
@@ -551,19 +509,28 @@ def multiply_by_one(node, ctx):
 @rule(on=[P.add, P.sub, P.gadd])
 def add_zero(node, ctx):
     """x + 0 -> x;  0 + x -> x;  x - 0 -> x"""
-    if _is(node, P.add) or _is(node, P.sub) or _is(node, P.gadd):
+    if calls(node, P.add) or calls(node, P.sub) or calls(node, P.gadd):
         _, a, b = node.inputs
-        if _is_number(b, 0) and (_same_type(a, node) or node.abstract is None):
+        if is_number(b, 0) and (same_type(a, node) or node.abstract is None):
             return a
-        if not _is(node, P.sub) and _is_number(a, 0) and (_same_type(b, node) or node.abstract is None):
+        if not calls(node, P.sub) and is_number(a, 0) and (same_type(b, node) or node.abstract is None):
             return b
+    return None
+
+
+@rule(on=[P.differentiable, P.range_bound])
+def guard_checked(node, ctx):
+    """differentiable(x, what) -> x, range_bound(n, what, hint) -> n: inference has
+    checked that x is no integer, that n is one."""
+    if (calls(node, P.differentiable) or calls(node, P.range_bound)) and node.abstract is not None:
+        return node.inputs[1]
     return None
 
 
 @rule(on=[P.neg])
 def double_negation(node, ctx):
     """-(-x) -> x"""
-    if _is(node, P.neg) and _is(node.inputs[1], P.neg):
+    if calls(node, P.neg) and calls(node.inputs[1], P.neg):
         return node.inputs[1].inputs[1]
     return None
 
@@ -571,27 +538,22 @@ def double_negation(node, ctx):
 @rule(on=[P.mul])
 def multiply_by_zero(node, ctx):
     """x * 0 -> 0, when x is a finite constant or an integer (floats may be inf or nan)"""
-    if _is(node, P.mul):
+    if calls(node, P.mul):
         _, a, b = node.inputs
         for z, x in ((a, b), (b, a)):
-            if _is_number(z, 0) and node.abstract is not None and _scalar_dtype(node) == "int64":
-                return _typed_constant(0, node)
+            if is_number(z, 0) and node.abstract is not None and scalar_dtype(node) == "int64":
+                return typed_constant(0, node)
     return None
-
-
-def _scalar_dtype(node):
-    ab = node.abstract
-    return getattr(ab, "dtype", None) if ab is not None and not hasattr(ab, "shape") else None
 
 
 @rule(on=[P.pow])
 def power_one_or_two(node, ctx):
     """x ** 1 -> x;  x ** 2 -> x * x"""
-    if _is(node, P.pow):
+    if calls(node, P.pow):
         _, x, y = node.inputs
-        if _is_number(y, 1) and (_same_type(x, node) or node.abstract is None):
+        if is_number(y, 1) and (same_type(x, node) or node.abstract is None):
             return x
-        if _is_number(y, 2) and (_same_type(x, node) or node.abstract is None):
+        if is_number(y, 2) and (same_type(x, node) or node.abstract is None):
             new = node.graph.apply(P.mul, x, x, loc=node.loc)
             new.abstract = node.abstract
             return new
@@ -601,9 +563,9 @@ def power_one_or_two(node, ctx):
 @rule(on=[P.reshape, P.broadcast_to, P.sum_to])
 def reshape_to_same_shape(node, ctx):
     """reshape(x, s) -> x;  broadcast_to(x, s) -> x, when x already has shape s"""
-    if _is(node, P.reshape) or _is(node, P.broadcast_to) or _is(node, P.sum_to):
+    if calls(node, P.reshape) or calls(node, P.broadcast_to) or calls(node, P.sum_to):
         x = node.inputs[1]
-        if _same_type(x, node):
+        if same_type(x, node):
             return x
     return None
 
@@ -619,7 +581,7 @@ def implicit_broadcast(node, ctx):
             and fn.value.name in _ELEMENTWISE and node.abstract is not None:
         _, a, b = node.inputs
         for i, (this, other) in enumerate(((a, b), (b, a))):
-            if _is(this, P.broadcast_to) and _same_type(other, node):
+            if calls(this, P.broadcast_to) and same_type(other, node):
                 inputs = list(node.inputs)
                 inputs[1 + i] = this.inputs[1]
                 new = Apply(node.graph, inputs, node.loc, node.name)
@@ -636,7 +598,7 @@ def broadcast_outward(node, ctx):
             and fn.value.name in _ELEMENTWISE and node.abstract is not None:
         _, a, b = node.inputs
         for i, (this, other) in enumerate(((a, b), (b, a))):
-            if _is(this, P.broadcast_to) and _const(other) and np.ndim(other.value) == 0 \
+            if calls(this, P.broadcast_to) and is_const(other) and np.ndim(other.value) == 0 \
                     and this.inputs[1].abstract is not None:
                 inputs = list(node.inputs)
                 inputs[1 + i] = this.inputs[1]
@@ -654,10 +616,10 @@ def broadcast_outward(node, ctx):
 @rule(on=[P.gadd])
 def gadd_to_add(node, ctx):
     """gadd(x, y) -> x + y, for numbers and arrays of one type"""
-    if _is(node, P.gadd):
+    if calls(node, P.gadd):
         _, a, b = node.inputs
         ab = node.abstract
-        if ab is not None and hasattr(ab, "dtype") and _same_type(a, node) and _same_type(b, node):
+        if ab is not None and hasattr(ab, "dtype") and same_type(a, node) and same_type(b, node):
             new = node.graph.apply(P.add, a, b, loc=node.loc)
             new.abstract = ab
             return new
@@ -667,9 +629,9 @@ def gadd_to_add(node, ctx):
 @rule(on=[P.unbroadcast])
 def unbroadcast_same_shape(node, ctx):
     """unbroadcast(d, x) -> d, when d already has x's type and shape"""
-    if _is(node, P.unbroadcast):
+    if calls(node, P.unbroadcast):
         _, d, x = node.inputs
-        if _same_type(d, node):
+        if same_type(d, node):
             return d
     return None
 
@@ -677,77 +639,36 @@ def unbroadcast_same_shape(node, ctx):
 @rule(on=[P.grad_seed])
 def grad_seed_of_float(node, ctx):
     """grad_seed(out) -> 1.0, when out is a float scalar"""
-    if _is(node, P.grad_seed):
-        dtype = _scalar_dtype(node.inputs[1])
+    if calls(node, P.grad_seed):
+        dtype = scalar_dtype(node.inputs[1])
         if dtype in ("float64", "float32"):
-            return _typed_constant(np.float32(1.0) if dtype == "float32" else 1.0, node)
-    return None
-
-
-@rule(on=[P.zeros_like])
-def zeros_like_of_scalar(node, ctx):
-    """zeros_like(x) -> 0.0 (or 0, False), when x is a scalar"""
-    if _is(node, P.zeros_like):
-        dtype = _scalar_dtype(node.inputs[1])
-        if dtype is not None:
-            value = {"float64": 0.0, "float32": np.float32(0.0), "int64": 0, "bool": False}[dtype]
-            return _typed_constant(value, node)
-    return None
-
-
-@rule(on=[P.zeros_like])
-def zeros_like_of_function(node, ctx):
-    """zeros_like(f) -> env_new(), for f a function (a graph, a primitive, or typed so)"""
-    if _is(node, P.zeros_like):
-        x = node.inputs[1]
-        if isinstance(x, Constant) and isinstance(x.value, (Graph, Primitive)) \
-                or isinstance(x.abstract, AFunction):
-            new = node.graph.apply(P.env_new, loc=node.loc)
-            new.abstract = node.abstract
-            return new
-    return None
-
-
-@rule(on=[P.zeros_like])
-def zeros_like_of_tuple(node, ctx):
-    """zeros_like(t) -> make_tuple(zeros_like(t[0]), ..., zeros_like(t[n])), for a typed
-    tuple t (each element's zero then folds on its own)"""
-    if _is(node, P.zeros_like):
-        t = node.inputs[1]
-        a, ta = node.abstract, t.abstract
-        if hasattr(a, "elements") and hasattr(ta, "elements") \
-                and len(a.elements) == len(ta.elements):
-            g, loc = node.graph, node.loc
-            zeros = [_typed_apply(g, za, P.zeros_like,
-                                  _typed_apply(g, ea, P.tuple_getitem, t, i, loc=loc), loc=loc)
-                     for i, (za, ea) in enumerate(zip(a.elements, ta.elements))]
-            return _typed_apply(g, a, P.make_tuple, *zeros, loc=loc)
+            return typed_constant(np.float32(1.0) if dtype == "float32" else 1.0, node)
     return None
 
 
 @rule(on=[P.gadd])
 def gadd_of_make_tuples(node, ctx):
     """gadd(make_tuple(a0, ..., an), make_tuple(b0, ..., bn)) -> make_tuple(gadd(a0, b0), ...)"""
-    if _is(node, P.gadd):
+    if calls(node, P.gadd):
         _, x, y = node.inputs
         a = node.abstract
-        if _is(x, P.make_tuple) and _is(y, P.make_tuple) and hasattr(a, "elements") \
+        if calls(x, P.make_tuple) and calls(y, P.make_tuple) and hasattr(a, "elements") \
                 and len(x.inputs) == len(y.inputs) == len(a.elements) + 1:
             g, loc = node.graph, node.loc
-            sums = [_typed_apply(g, ai, P.gadd, xi, yi, loc=loc)
+            sums = [typed_apply(g, ai, P.gadd, xi, yi, loc=loc)
                     for xi, yi, ai in zip(x.inputs[1:], y.inputs[1:], a.elements)]
-            return _typed_apply(g, a, P.make_tuple, *sums, loc=loc)
+            return typed_apply(g, a, P.make_tuple, *sums, loc=loc)
     return None
 
 
 @rule(on=[P.env_getitem])
 def env_getitem_of_switch(node, ctx):
     """env_getitem(switch(c, e1, e2), k, d) -> switch(c, env_getitem(e1, k, d), env_getitem(e2, k, d))"""
-    if _is(node, P.env_getitem):
+    if calls(node, P.env_getitem):
         _, env, key, default = node.inputs
-        if _is(env, P.switch):
+        if calls(env, P.switch):
             _, c, e1, e2 = env.inputs
-            if any(_is(e, P.env_new) or _is(e, P.env_setitem) for e in (e1, e2)):
+            if any(calls(e, P.env_new) or calls(e, P.env_setitem) for e in (e1, e2)):
                 g = node.graph
                 a = g.apply(P.env_getitem, e1, key, default, loc=node.loc)
                 b = g.apply(P.env_getitem, e2, key, default, loc=node.loc)
@@ -768,7 +689,7 @@ def hoist_residual(node, ctx):
     backpropagator is made (or else where y is): the forward pass computes what the
     backward needs of its values (cos(x) next to sin(x), which become one sincos)"""
     g = node.graph
-    if g.flags.get("kind") != "bprop" or _scalar_dtype(node) not in ("float64", "float32"):
+    if g.flags.get("kind") != "bprop" or scalar_dtype(node) not in ("float64", "float32"):
         return None
     fn = node.inputs[0]
     if not (isinstance(fn, Constant) and isinstance(fn.value, Primitive)
@@ -776,7 +697,7 @@ def hoist_residual(node, ctx):
         return None
     owner = None
     for a in node.inputs[1:]:
-        if _const(a):
+        if is_const(a):
             continue
         if isinstance(a, Constant) or a.graph is g or (owner is not None and a.graph is not owner):
             return None
@@ -798,23 +719,6 @@ def hoist_residual(node, ctx):
     return new
 
 
-@rule(on=[P.gadd])
-def add_zeros_like(node, ctx):
-    """gadd(x, zeros_like(y)) -> x;  gadd(zeros_like(y), x) -> x;  the same with
-    env_new() (the zero of functions and environments) and a constant tuple of zeros"""
-    if _is(node, P.gadd):
-        _, a, b = node.inputs
-        if _is(b, P.zeros_like) or (_is(b, P.env_new) or _zero_tuple(b)) and _same_type(a, node):
-            return a
-        if _is(a, P.zeros_like) or (_is(a, P.env_new) or _zero_tuple(a)) and _same_type(b, node):
-            return b
-    return None
-
-
-def _zero_tuple(node):
-    return _number_tuple(node) and _zeros(node.value)
-
-
 # ---- rule lists -------------------------------------------------------------------
 
 STRUCTURAL = [getitem_of_tuple, getitem_of_make_tuple, make_tuple_of_getitems, getitem_of_constant_tuple, setitem_of_make_tuple,
@@ -823,13 +727,12 @@ STRUCTURAL = [getitem_of_tuple, getitem_of_make_tuple, make_tuple_of_getitems, g
               add_of_complementary_switches, switch_on_constant, switch_same,
               closure_bound_of_make_closure, call_of_make_closure, slice_start_of_make_slice,
               J_of_graph_constant, Jinv_of_J] + CONTAINERS
-ALGEBRAIC = [constant_fold, multiply_by_one, add_zero, double_negation, multiply_by_zero,
+ALGEBRAIC = [guard_checked, constant_fold, multiply_by_one, add_zero, double_negation, multiply_by_zero,
              truth_of_bool, power_one_or_two, reshape_to_same_shape, implicit_broadcast,
              broadcast_outward]
-DERIVATIVE = [grad_seed_of_float, zeros_like_of_scalar, zeros_like_of_function,
-              zeros_like_of_tuple, gadd_of_make_tuples,
-              env_getitem_of_switch, add_zeros_like, gadd_to_add, unbroadcast_same_shape,
-              hoist_residual]
+DERIVATIVE = [grad_seed_of_float, gadd_of_make_tuples,
+              env_getitem_of_switch, gadd_to_add, unbroadcast_same_shape,
+              hoist_residual] + zeros.RULES
 INLINE = [branches_to_select, inline_call, unroll_counted_loop]
 
 #: run once the program is otherwise optimized (they hide structure the others use)

@@ -27,6 +27,7 @@ is read where it may be undefined.
 from ..errors import MyiaNameError
 from ..ir import Apply, Constant, Graph
 from ..prim import ops as P
+from .captures import stale_read_error
 
 
 class Undefined:
@@ -137,6 +138,10 @@ class SSAState:
         self.seqs = []  # the `tuple_getitem(make_tuple(effects, value), 1)` nodes
         self.no_effects = set()  # the initial effects constant of each function
         self.hidden_names = set()
+        #: [(node a closure captured, the variable's node where it is used, closure
+        #: graph, variable name, loc of the use, the phi read or None)]: see
+        #: myia.parser.captures
+        self.stale_reads = []
 
     def apply(self, graph, fn, *args, loc=None, name=None):
         node = graph.apply(fn, *args, loc=loc, name=name)
@@ -196,6 +201,11 @@ class SSAState:
                 args = jump.inputs[1:]
                 jump.inputs = [jump.inputs[0]] + [args[k] for k in keep]
         self._check_undefined()
+        for captured, current, graph, name, loc, when in self.stale_reads:
+            if when is not None and getattr(find(when), "value", None) is not graph:
+                continue  # a phi that is not (only) this closure
+            if find(captured) is not find(current):
+                raise stale_read_error(graph, name, loc)
 
     def _trivial_phis(self):
         """{phi: value} for the phis that are all the same value (Braun's trivial phis),

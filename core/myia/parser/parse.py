@@ -54,8 +54,10 @@ from ..ir import Apply, Constant, Graph, Parameter
 from ..prim import Primitive
 from ..prim import ops as P
 from ..prim.containers import KEY_TYPES, DictValue
+from ..prim.logic import range_message
 from .blocks import Block, SSAState
-from .resolve import _UNSET, Resolver, _is_constant_data, check_not_foreign, name_error
+from .captures import Captures
+from .resolve import _UNSET, Resolver, _is_constant_data, check_not_foreign, name_error, snapshot
 from .slices import slice_node
 from .source import SourceFile, find_function_ast
 
@@ -270,7 +272,7 @@ def make_signature(node, name, source, static_object, evaluated=None):
                 check_not_foreign(value, a.arg, source.loc(a))
             if value is not _NOT_STATIC and (_dtype_name(value) is not None
                                              or _is_constant_data(value)):
-                graph.defaults[a.arg] = _dtype_name(value) or value
+                graph.defaults[a.arg] = _dtype_name(value) or snapshot(value)
             else:
                 graph.defaults[a.arg] = constant_value(default, source, static_object, a.arg)
     return graph
@@ -294,7 +296,7 @@ def constant_value(expr, source, static_object, param):
             if dtype is not None:
                 return dtype
             if _is_constant_data(value):
-                return value
+                return snapshot(value)
     raise MyiaSyntaxError(
         f"the default value of parameter `{param}` must be a constant expression",
         source.loc(expr),
@@ -424,9 +426,9 @@ class Parser:
     A nested function gets its own Parser, whose `parent` is the enclosing function's
     and `parent_block` the block where the def or lambda is: names it does not assign
     are read there, so a closure captures the values its free variables have at the
-    point of the definition (a variable assigned only after the def is an error; one
-    assigned before and after keeps the value it had at the def, unlike Python's late
-    binding, which a functional subset cannot express).
+    point of the definition (a variable assigned only after the def is an error).  Where
+    Python's late binding would read another value (a captured variable assigned again
+    before a use of the closure), the program is refused: see myia.parser.captures.
     """
 
     def __init__(self, node, graph, source, resolver, ssa, parent=None, parent_block=None):
@@ -440,6 +442,10 @@ class Parser:
         self.parent_block = parent_block
         self.block = None  # the current block; None after a return, break or continue
         self.loops = []  # [(header Block, after Block)] of the enclosing loops
+        self.loop_assignments = []  # the names each enclosing loop assigns
+        self.closure_values = {}  # {variable: the closures assigned to it}
+        self.captures = Captures(self)
+        self._used = None  # the Name or Lambda node whose closure is used where it is
         if isinstance(node, ast.Lambda):
             self.body = None
             counts = Counter()
@@ -552,9 +558,11 @@ class Parser:
             raise name_error(name, loc, [*self.visible_locals(), *self.resolver.known_names()])
         return check_not_foreign(value, name, loc)  # (a user's object is never read)
 
-    def lookup(self, name, loc, as_callee=False, block=None, nested=False, origin=None):
+    def lookup(self, name, loc, as_callee=False, block=None, nested=False, origin=None,
+               child=None):
         """The node that the name `name` stands for when read in `block` (default: the
-        current block).  `nested`: the read comes from a nested function."""
+        current block).  `nested`: the read comes from a nested function, whose graph
+        (a closure of this function's) is `child`."""
         block = block or self.block
         if name in self.static_defs:
             if not nested and name not in self.defined:
@@ -563,12 +571,19 @@ class Parser:
                     hint="move the `def` above this line",
                 )
             self.static_used.setdefault(name, loc)
+            if nested:
+                self.captures.record_static(child.graph, name)
             return Constant(self.static_defs[name], loc)
         if name in self.local_names:
-            return block.read(name, loc, closure=nested)
+            node = block.read(name, loc, closure=nested)
+            if nested:
+                self.captures.record(child.graph, name, node)
+                if origin is not child:  # read by a closure that `child` makes
+                    self.captures.factories.setdefault(child.graph, set()).add(name)
+            return node
         if self.parent is not None:
             return self.parent.lookup(name, loc, as_callee, self.parent_block, nested=True,
-                                      origin=origin or self)
+                                      origin=origin or self, child=self)
         value = (origin or self).global_value(name, loc)
         # (A global tuple of functions becomes a make_tuple in the current block: for a
         # read from a nested function, the block of the def; it is a free variable then.)
@@ -601,6 +616,7 @@ class Parser:
                     )
 
     def nested_function(self, node, graph):
+        self.captures.depth[graph] = len(self.loop_assignments)
         Parser(node, graph, self.source, self.resolver, self.ssa, self, self.block).run()
 
     def do_return(self, value, loc):
@@ -643,11 +659,13 @@ class Parser:
 
     def visit_Return(self, node):
         loc = self.loc(node)
-        value = self.expr(node.value) if node.value is not None else Constant(None, loc)
+        value = self.used(node.value) if node.value is not None else Constant(None, loc)
         self.do_return(value, loc)
 
     def visit_Assign(self, node):
-        value = self.expr(node.value)
+        # (a closure bound to a name is followed: each use of the name is checked)
+        one_name = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        value = self.used(node.value) if one_name else self.expr(node.value)
         for target in node.targets:
             self.assign(target, value)
 
@@ -669,6 +687,9 @@ class Parser:
         if isinstance(target, ast.Name):
             if isinstance(value, Apply) and value.name is None:
                 value.name = target.id
+            self.captures.assigned(target.id, self.loc(target))
+            if isinstance(value, Constant) and isinstance(value.value, Graph):
+                self.closure_values.setdefault(target.id, set()).add(value.value)
             self.block.write(target.id, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for i, elt in enumerate(target.elts):
@@ -777,7 +798,7 @@ class Parser:
         loc = self.loc(call)
         if call.keywords or not 1 <= len(call.args) <= 3:
             raise MyiaTypeError("range() takes 1 to 3 positional arguments", loc)
-        args = [self.expr(a) for a in call.args]
+        args = [self._range_index(call, k) for k in range(len(call.args))]
         if len(args) == 1:
             args = [Constant(0, loc)] + args
         if len(args) == 2:
@@ -807,6 +828,29 @@ class Parser:
             self.assign(node.target, i)
 
         self.loop(node, "for", cond, enter)
+
+    def _range_index(self, call, k):
+        """The node of argument k of `range(...)`: an int, as Python requires (a float
+        constant is refused here, anything else not an int constant when compiling,
+        see myia.prim.logic.range_bound)."""
+        arg = call.args[k]
+        what = ("stop",) if len(call.args) == 1 else ("start", "stop", "step")
+        node = self.expr(arg)
+        if isinstance(node, Constant) and isinstance(node.value, (int, np.integer)):
+            return node
+        fixed = ast.Call(ast.Name("int", ast.Load()), [arg], [])
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, float) \
+                and arg.value.is_integer():
+            fixed = ast.Constant(int(arg.value))
+        hint = "use an int: " + ast.unparse(
+            ast.Call(call.func, call.args[:k] + [fixed] + call.args[k + 1:], []))
+        if isinstance(node, Constant) and isinstance(node.value, (float, np.floating)):
+            kind = f"a {np.dtype(type(node.value))}"
+            raise MyiaTypeError(range_message(what[k], kind), self.loc(arg),
+                                hint=hint)
+        loc = self.loc(arg)
+        return self.apply(P.range_bound, node, Constant(what[k], loc), Constant(hint, loc),
+                          loc=loc)
 
     def for_sequence(self, node, unrolled=False):
         """`for x in seq`: a hidden state per sequence (several for `zip`), made and
@@ -1036,10 +1080,15 @@ class Parser:
                 exit_block = after = self.new_branch(f"after_{kind}", loc)
             header.graph.output = self.switch(test, body.graph, exit_block.graph, loc)
         self.block = body
+        assigned = set(_assignments(node.body))
+        if isinstance(node, ast.For):
+            assigned |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        self.loop_assignments.append(assigned)
         enter(body)
         self.loops.append((header, after))
         self.stmts(node.body)
         self.loops.pop()
+        self.loop_assignments.pop()
         if self.block is not None:
             self.block.jump(header, loc)
         header.seal()
@@ -1077,7 +1126,25 @@ class Parser:
         return Constant(node.value, self.loc(node))
 
     def visit_Name(self, node, as_callee=False):
-        return self.lookup(node.id, self.loc(node), as_callee)
+        loc = self.loc(node)
+        value = self.lookup(node.id, loc, as_callee)
+        if value.__class__ is Constant and value.value.__class__ is Graph:
+            self.captures.use(value.value, loc, escapes=node is not self._used)
+        elif isinstance(value, Parameter) and node.id in self.closure_values:
+            # a phi (a loop, a join), known once all are: each closure it may be
+            for graph in self.closure_values[node.id]:
+                self.captures.use(graph, loc, escapes=False, when=value)
+        return value
+
+    def used(self, node, as_callee=False):
+        """The node of expression `node` where a closure it names (or a lambda) is used
+        at once, as a callee, an argument, a returned value, or the value of a name:
+        not kept where the parser cannot follow it (see myia.parser.captures)."""
+        self._used = node
+        try:
+            return self.expr(node, as_callee)
+        finally:
+            self._used = None
 
     def visit_Attribute(self, node, as_callee=False):
         loc = self.loc(node)
@@ -1125,8 +1192,8 @@ class Parser:
                     and not isinstance(operand.value, bool)):
                 return Constant(-operand.value, loc)  # -1 is a constant, not neg(1)
             return self.apply(P.neg, self.expr(operand), loc=loc)
-        if isinstance(op, ast.UAdd):
-            return self.expr(node.operand)
+        if isinstance(op, ast.UAdd):  # (+True is 1; NumPy refuses +np.True_)
+            return self._lib_call(lib.builtins.py_pos, [self.expr(node.operand)], loc)
         if isinstance(op, ast.Not):
             return self.apply(P.not_, self.expr(node.operand), loc=loc)
         return self.apply(P.invert, self.expr(node.operand), loc=loc)  # `~`
@@ -1200,9 +1267,15 @@ class Parser:
         return self.apply(prim, left, right, loc=loc)
 
     def visit_Lambda(self, node):
+        loc = self.loc(node)
         graph = make_signature(node, "<lambda>", self.source, self._static_object)
+        escapes = node is not self._used
         self.nested_function(node, graph)
-        return Constant(graph, self.loc(node))
+        if escapes:
+            captured = self.captures.captured(graph)
+            if captured:
+                self.captures.escape(graph, captured, loc)
+        return Constant(graph, loc)
 
     def visit_Subscript(self, node):
         loc = self.loc(node)
@@ -1275,13 +1348,13 @@ class Parser:
         if isinstance(func, ast.Name) and self._static_object(func) is isinstance \
                 and len(node.args) == 2 and not node.keywords:
             return self._isinstance(node, loc)
-        keywords = [(k.arg, self.expr(k.value), self.loc(k)) for k in node.keywords]
+        keywords = [(k.arg, self.used(k.value), self.loc(k)) for k in node.keywords]
         if isinstance(func, ast.Attribute):
             _check_dunder(func, self.source)
             if not isinstance(self._static_object(func.value), types.ModuleType):
                 return self._method_call(node, func, keywords, loc, text)
-        fn = self.expr(func, as_callee=True)
-        args = [self.expr(a) for a in node.args]
+        fn = self.used(func, as_callee=True)
+        args = [self.used(a) for a in node.args]
         return self.call(fn, args, keywords, loc, text)
 
     def _isinstance(self, node, loc):

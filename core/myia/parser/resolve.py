@@ -14,16 +14,20 @@ builtins.  `Resolver.to_node` then turns the Python value into a node, in this o
     numpy dtype / float / int  Constant("float32")... when used as a value (`dtype=`)
     module                     a namespace: only attribute access resolves it
     Python function            Constant(parse(fn))
-    int, float, str, None, ndarray, NumPy scalar, tuple of these: Constant(value)
+    int, float, str, None, ndarray, NumPy scalar, tuple of these: Constant(value), an
+                               array as it is now (`snapshot`: read when compiled, as JAX
+                               reads a global)
     list, dict                 tuple_as(make_tuple(items...), kind): a list or a dict
     anything else              an error that says why and what to do
 """
 
 import builtins
+import hashlib
 import operator
 import sys
 import sysconfig
 import types
+import weakref
 
 import numpy as np
 
@@ -129,7 +133,7 @@ class Resolver:
         if isinstance(value, Graph):
             return Constant(value, loc)
         if _is_constant_data(value):
-            return Constant(value, loc)
+            return Constant(snapshot(value), loc)
         if isinstance(value, tuple):
             nodes = [self.to_node(v, graph, loc, f"{text}[{i}]") for i, v in enumerate(value)]
             return graph.apply(P.make_tuple, *nodes, loc=loc)
@@ -239,6 +243,38 @@ def _get(mapping, value):
         return mapping.get(value)
     except TypeError:  # unhashable values (ndarray...) are in no table
         return None
+
+
+#: {id(array): (a weak reference to it, a digest of its contents, its snapshot)}
+_SNAPSHOTS = {}
+
+
+def snapshot(value):
+    """`value` (constant data) with each array in it replaced by a read-only copy of it
+    as it is now: a program reads a global array when it is compiled, as JAX does, so
+    that changing the array in place later changes no compiled program (on any
+    backend: constant folding read it at compile time anyway), and no two programs
+    share an array that one could change.  One copy per array and contents."""
+    if isinstance(value, tuple):
+        return tuple(snapshot(v) for v in value)
+    if not isinstance(value, np.ndarray):
+        return value
+    key = id(value)
+    digest = _digest(value)
+    entry = _SNAPSHOTS.get(key)
+    if entry is not None and entry[0]() is value and entry[1] == digest:
+        return entry[2]
+    copy = np.array(value, copy=True)
+    copy.setflags(write=False)
+    _SNAPSHOTS[key] = (weakref.ref(value, lambda _, k=key: _SNAPSHOTS.pop(k, None)), digest,
+                       copy)
+    return copy
+
+
+def _digest(arr):
+    h = hashlib.blake2b(f"{arr.dtype.str}{arr.shape}".encode(), digest_size=16)
+    h.update(memoryview(np.ascontiguousarray(arr)).cast("B"))
+    return h.digest()
 
 
 def _is_constant_data(value):

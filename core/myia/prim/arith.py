@@ -6,8 +6,15 @@ Integers are int64 on every backend: a scalar result outside its range is a
 MyiaOverflowError (Python would give a big int, NumPy would wrap); an integer raised
 to a negative integer power is an error (NumPy's rule: the result is no integer).
 Integer *arrays* wrap on overflow, as NumPy's do.
+Python numbers and NumPy scalars: Python's operators (add, sub, mul, truediv, floordiv,
+mod, pow, neg, abs) are Python's on Python numbers (`True + True` is 2, `1 + 0.5` a
+float) and NumPy's on NumPy scalars and arrays (np.True_ + np.True_ is np.True_);
+NumPy's functions (maximum, minimum, fmax, fmin, where, sign, floor...) are NumPy's on
+everything: on numbers, a NumPy scalar of NumPy's promoted type (np.maximum(1, 0.5) is
+np.float64(1.0)).  Inference runs these implementations on samples of each type (see
+myia.infer.rules), so the two always agree on a result's dtype and kind.
 Each bprop returns one sensitivity per input, passed through `unbroadcast` so that it
-has the input's shape (and is zero for integer inputs).
+has the input's shape and dtype (and is zero for integer inputs).
 """
 
 import functools
@@ -41,21 +48,31 @@ OVERFLOW = {
     "abs": "integer overflow: abs({a}) is out of int64's range",
 }
 NEGATIVE_POWER = "an integer raised to a negative integer power ({a}) is not an integer"
+#: the same on integer arrays: NumPy's words, which the VM passes on from np.power
+NEGATIVE_POWER_ARRAY = "Integers to negative integer powers are not allowed."
+
+
+def _numpy_scalars(*args):
+    """Whether an operation on scalars is NumPy's: one of them is a NumPy scalar
+    (np.float64, np.int64, np.bool_, np.float32), and so is its result.  On Python
+    numbers alone it is Python's (see myia.infer.abstract, AScalar's `numpy`)."""
+    return any(isinstance(a, np.generic) for a in args)
 
 
 def _int64(fn, name):
     """`fn` on scalars that are ints (bools included) computes in Python ints and
-    checks that the result is an int64; on anything else it is `fn` itself."""
+    checks that the result is an int64 (an np.int64 when an operand is a NumPy
+    scalar); on anything else it is `fn` itself."""
     @functools.wraps(fn)  # its signature gives the primitive's arity
     def impl(*args):
         if all(isinstance(a, (int, np.integer, np.bool_)) for a in args) \
                 and not all(isinstance(a, (bool, np.bool_)) for a in args):
-            args = [int(a) for a in args]
-            r = fn(*args)
+            ints = [int(a) for a in args]
+            r = fn(*ints)
             if not INT64_MIN <= r <= INT64_MAX:
                 raise MyiaOverflowError(OVERFLOW[name].format(
-                    a=args[0], b=args[1] if len(args) > 1 else None))
-            return r
+                    a=ints[0], b=ints[1] if len(ints) > 1 else None))
+            return np.int64(r) if _numpy_scalars(*args) else r
         return fn(*args)
     return impl
 
@@ -69,16 +86,27 @@ def _check_int_divisor(x, y, what):
         raise MyiaValueError(f"integer {what} by zero")
 
 
+def _by_zero(np_fn, x, y):
+    """x / y (//, %) by a zero: IEEE's inf or nan, no exception; NumPy's dtype for
+    NumPy scalars, a Python float for Python numbers."""
+    with np.errstate(all="ignore"):
+        if _numpy_scalars(x, y):
+            return np_fn(x, y)
+        return float(np_fn(np.float64(x), np.float64(y)))
+
+
 def _truediv(x, y):
     if _any_array(x, y) or y != 0:
         return x / y
-    return np.float64(x) / np.float64(y)  # IEEE: inf or nan, no exception
+    return _by_zero(np.true_divide, x, y)
 
 
 def _floordiv(x, y):
     _check_int_divisor(x, y, "division")
-    if _any_array(x, y) or y == 0:
+    if _any_array(x, y):
         return np.floor_divide(x, y)
+    if y == 0:
+        return _by_zero(np.floor_divide, x, y)
     return x // y
 
 
@@ -87,18 +115,22 @@ _floordiv = _int64(_floordiv, "floordiv")
 
 def _mod(x, y):
     _check_int_divisor(x, y, "modulo")
-    if _any_array(x, y) or y == 0:
+    if _any_array(x, y):
         return np.mod(x, y)
+    if y == 0:
+        return _by_zero(np.mod, x, y)
     return x % y
 
 
 def _pow(x, y):
-    if _is_int(x) and _is_int(y):
+    # (Python's bools are ints there: True ** 2 is the int 1)
+    if (_is_int(x) and _is_int(y)) or (isinstance(x, int) and isinstance(y, int)):
         if y < 0:
             raise MyiaValueError(NEGATIVE_POWER.format(a=y))
         return _int_pow(x, y)
-    if _any_array(x, y):
-        return np.power(x, y)
+    if _any_array(x, y) or _numpy_scalars(x, y):
+        with np.errstate(all="ignore"):
+            return np.power(x, y)  # (NumPy's dtype: a float32 stays one, bools give int8)
     return float(np.power(np.float64(x), np.float64(y)))
 
 
@@ -134,7 +166,7 @@ def jvp_add(x, y, dx, dy):
 
 @jet(add)
 def jet_add(out, x, y):
-    return [out] + S.elementwise(x, y, lambda a, b: a + b)
+    return [out] + S.elementwise(x, y, lambda a, b: a + b, out)
 
 
 @bprop(sub)
@@ -149,7 +181,7 @@ def jvp_sub(x, y, dx, dy):
 
 @jet(sub)
 def jet_sub(out, x, y):
-    return [out] + S.elementwise(x, y, lambda a, b: a - b)
+    return [out] + S.elementwise(x, y, lambda a, b: a - b, out)
 
 
 @bprop(mul)
@@ -237,9 +269,7 @@ def jet_neg(out, x):
 
 
 def _sign(x):
-    if isinstance(x, np.ndarray):
-        return np.sign(x)
-    return type(x)((x > 0) - (x < 0))
+    return np.sign(x)  # (a NumPy scalar of a number; NumPy refuses bools)
 
 
 abs = Primitive("abs", _int64(lambda x: np.abs(x) if isinstance(x, np.ndarray) else operator.abs(x),
@@ -249,7 +279,7 @@ sign = Primitive("sign", _sign, "-1, 0 or 1", nondiff=True)
 
 def _rounding(np_fn):
     def impl(x):
-        return np_fn(x) if isinstance(x, np.ndarray) else float(np_fn(x))
+        return np_fn(x)  # (NumPy's: of a number, a NumPy scalar; of an int, an int)
 
     impl.__name__ = np_fn.__name__
     return impl
@@ -279,16 +309,14 @@ def jvp_abs(x, dx):
 jet(abs)(PIECEWISE_LINEAR)
 
 
+# NumPy's functions, on numbers too (np.maximum(1, 0.5) is np.float64(1.0), of the
+# promoted type whichever wins; a NaN wins)
 def _maximum(x, y):
-    if _any_array(x, y):
-        return np.maximum(x, y)
-    return x if x >= y else y
+    return np.maximum(x, y)
 
 
 def _minimum(x, y):
-    if _any_array(x, y):
-        return np.minimum(x, y)
-    return x if x <= y else y
+    return np.minimum(x, y)
 
 
 maximum = Primitive("maximum", _maximum, "elementwise max")
@@ -296,15 +324,11 @@ minimum = Primitive("minimum", _minimum, "elementwise min")
 
 
 def _fmax(x, y):
-    if _any_array(x, y):
-        return np.fmax(x, y)
-    return y if x != x else (x if x >= y or y != y else y)
+    return np.fmax(x, y)
 
 
 def _fmin(x, y):
-    if _any_array(x, y):
-        return np.fmin(x, y)
-    return y if x != x else (x if x <= y or y != y else y)
+    return np.fmin(x, y)
 
 
 # np.fmax and np.fmin: max and min where a NaN loses to a number (llvm's maxnum, C's
@@ -317,7 +341,7 @@ fmin = Primitive("fmin", _fmin, "elementwise min, NaN ignored (np.fmin)")
 def _where(c, x, y):
     if _any_array(c, x) or isinstance(y, np.ndarray):
         return np.where(c, x, y)
-    return x if c else y
+    return np.where(c, x, y)[()]  # (NumPy's 0-d array: its NumPy scalar)
 
 
 where = Primitive("where", _where, "elementwise select: cond ? x : y")

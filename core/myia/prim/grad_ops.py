@@ -61,6 +61,22 @@ def _gadd(x, y):
     return x + y
 
 
+class SymbolicZero(float):
+    """The zero sensitivity of a float, which AD knows to be zero: the number 0.0 for
+    every backend, and for the optimizer a zero that what it feeds inherits (a product,
+    a quotient's numerator, a linear operation: see myia.opt.zeros), whatever the
+    other operands hold, inf and NaN included."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "0.0"
+
+
+#: the symbolic zero of a float (zeros_like of a float scalar)
+ZERO = SymbolicZero(0.0)
+
+
 def _zeros_like(x):
     """The zero sensitivity for a value of x's structure."""
     if isinstance(x, tuple):
@@ -74,7 +90,7 @@ def _zeros_like(x):
     if isinstance(x, (int, np.integer)):
         return 0
     if isinstance(x, (float, np.floating)):
-        return 0.0
+        return ZERO
     if x is None or isinstance(x, (str, slice, EnvKey)):
         return x
     # functions (closures, primitives, partial applications) and environments
@@ -218,6 +234,27 @@ def jvp_env_add(a, b, da, db):
 def jet_env_add(out, x, y):
     return [out] + S.elementwise(x, y, lambda a, b: b if a is S.ZERO else a if b is S.ZERO
                                  else S.Term(S.apply(env_add, a.node, b.node)))
+
+
+#: differentiable(x, what): x, a value that grad, vjp or jet is taken with respect to.
+#: Inference refuses it where it is an integer or a bool, or holds one (`what` names
+#: the argument in the error), wherever the transform was applied: from Python, in
+#: compiled code, in a cell.  The optimizer removes it.
+differentiable = Primitive("differentiable", lambda x, what: x,
+                           "x, which a derivative is taken with respect to")
+
+
+@bprop(differentiable)
+def bprop_differentiable(x, what, out, dout):
+    return (dout, what)
+
+
+@jvp(differentiable)
+def jvp_differentiable(x, what, dx, dwhat):
+    return dx
+
+
+jet(differentiable)(linear_in(0))
 
 
 # The sensitivity of J(x) is the sensitivity of x (see myia.ad): both rules pass it on.

@@ -17,8 +17,8 @@ ge = Primitive("ge", operator.ge, "x >= y", nondiff=True)
 
 
 def _not(x):
-    if isinstance(x, np.ndarray):
-        return np.logical_not(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return np.logical_not(x)  # (a NumPy scalar gives one)
     return not x
 
 
@@ -85,6 +85,25 @@ BITWISE = {bitwise_and: "and_", bitwise_or: "or_", bitwise_xor: "xor", invert: "
 # `x is None`: a question about x's type, answered at compile time (an array, a number
 # or a tuple is never None), so that `if a_min is None:` chooses a branch statically
 is_none = Primitive("is_none", lambda x: x is None, "x is None", nondiff=True)
+# whether x is a Python number (bool, int, float), not a NumPy scalar nor an array: also
+# a question about x's type, for NumPy's functions, whose result on Python numbers alone
+# is a NumPy scalar (see myia.lib.np_math)
+python_number = Primitive("python_number", lambda x: type(x) in (bool, int, float),
+                          "x is a Python number", nondiff=True)
+# range_bound(n, what, hint): n, the start, stop or step (`what`) of `for i in range(...)`
+# where it is not an int constant.  Inference refuses a float or an array, as Python
+# does when running (its TypeError, located; `hint`: the call rewritten with an int);
+# the optimizer removes it.
+range_bound = Primitive("range_bound", lambda n, what, hint: n,
+                        "n, an int bound of range()", nondiff=True)
+
+
+def range_message(what, kind):
+    """What a bound or step of range() that is no int is told (Python: "'float' object
+    cannot be interpreted as an integer"); `kind`: "a float64", "an array of int64"."""
+    return f"range() takes integers, but its {what} is {kind}"
+
+
 truth = Primitive("truth", _truth, "the truth value of a condition (bool(x))", nondiff=True)
 to_int = Primitive("to_int", _to_int, "int(x), truncating", nondiff=True)
 to_float = Primitive("to_float", _to_float, "float(x)")

@@ -6,8 +6,11 @@ it, or libmvec's vector variant; CUDA's math library has the same names), its bp
 its jvp and its Taylor rule.  A backend or an inference rule that handles "a libm
 function" reads `LIBM`, so a new function here is one entry, not one per backend.
 
-Semantics are NumPy's: an integer or bool input gives a float64 result; outside the
-domain the result is nan (arcsin(2.0)) or inf (log(0.0)), never an exception.
+Semantics are NumPy's, np.sin's: an integer input gives a float64 result, a float32 one
+a float32, a number a NumPy scalar (np.sin(1.0) is an np.float64; `math.sin` gives the
+Python float, see myia.lib.builtins); a bool gives NumPy's float16, which compiled code
+does not have: inference refuses it (convert first).  Outside the domain the result is
+nan (arcsin(2.0)) or inf (log(0.0)), never an exception.
 """
 
 import math
@@ -25,9 +28,7 @@ LIBM = {}
 def _unary_impl(np_fn):
     def impl(x):
         with np.errstate(all="ignore"):
-            if isinstance(x, np.ndarray):
-                return np_fn(x) if x.dtype.kind == "f" else np_fn(x.astype(np.float64))
-            return float(np_fn(np.float64(x)))
+            return np_fn(x)  # (of a bool: a float16, which inference refuses)
 
     impl.__name__ = np_fn.__name__
     return impl
@@ -35,12 +36,8 @@ def _unary_impl(np_fn):
 
 def _binary_impl(np_fn):
     def impl(x, y):
-        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-            with np.errstate(all="ignore"):
-                return np_fn(x, y) if np.result_type(x, y).kind == "f" else \
-                    np_fn(np.asarray(x, np.float64), np.asarray(y, np.float64))
         with np.errstate(all="ignore"):
-            return float(np_fn(np.float64(x), np.float64(y)))
+            return np_fn(x, y)
 
     impl.__name__ = np_fn.__name__
     return impl

@@ -179,9 +179,23 @@ def total(terms):
 # ---- the recurrences -------------------------------------------------------------------
 
 
-def elementwise(a, b, combine):
-    """Coefficients k >= 1 of a linear map of two series, k by k."""
-    return [combine(x, y) for x, y in zip(a[1:], b[1:])]
+def like(term, out):
+    """`term` broadcast to the shape of the value `out` (a term): a coefficient of an
+    input of lower rank than the output of an operation that broadcasts (x + zeros(3):
+    each element moves with x).  The optimizer drops it where the shapes agree."""
+    if term is ZERO:
+        return ZERO
+    return Term(apply(P.broadcast_to, term.node, apply(P.shape, out.node)))
+
+
+def elementwise(a, b, combine, out=None):
+    """Coefficients k >= 1 of a linear map of two series, k by k; with `out` (the
+    value), a coefficient met by a ZERO is broadcast to it, as the sum would be."""
+    def one(x, y):
+        c = combine(x, y)
+        return like(c, out) if out is not None and (x is ZERO) != (y is ZERO) else c
+
+    return [one(x, y) for x, y in zip(a[1:], b[1:])]
 
 
 def cauchy(a, b, out=None, prim=None):

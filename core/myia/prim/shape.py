@@ -236,7 +236,7 @@ def _unbroadcast(d, x):
         return _sum_to(d, x.shape).astype(x.dtype, copy=False)
     if isinstance(d, np.ndarray):
         return type(x)(np.sum(d))
-    return d
+    return d if type(d) is type(x) else type(x)(d)  # (x's type: a float32 stays one)
 
 
 unbroadcast = Primitive(

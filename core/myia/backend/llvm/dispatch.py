@@ -100,8 +100,7 @@ def _compile_program(graph, dump):
     boundary_args = [with_kinds(t, p.abstract) for t, p in zip(arg_types, graph.parameters)]
     boundary_out = with_kinds(out_type, graph.flags.get("result", graph.output.abstract))
     EntryBuilder(L.module, eng, entry_name, boundary_args, boundary_out, body,
-                 deep_budget=DEEP_STACK_SIZE - DEEP_STACK_MARGIN,
-                 constants=L.constants).build()
+                 deep_budget=DEEP_STACK_SIZE - DEEP_STACK_MARGIN).build()
     code = eng.compile(L.module, [entry_name], dump=dump)
     L.module = body = None  # the machine code is made: the IR (~10 objects an instruction) goes
     error_of = L.errors.error_of

@@ -194,7 +194,6 @@ class Lowering:
         self.module = engine.new_module(name)
         self.mng = manage(root)
         self.errors = ErrorTable()
-        self.constants = []  # ndarrays compiled code points into
         self.functions = {}  # entry graph -> ir.Function
         self.todo = []
         self.fvs = {g: list(self.mng.free_variables(g)) for g in self.mng.graphs}

@@ -38,12 +38,14 @@ from ...errors import MyiaOverflowError, MyiaShapeError, MyiaValueError
 from ...ir import Apply, Constant
 from ...prim import Primitive
 from ...prim import ops as P
+from ...prim.arith import NEGATIVE_POWER_ARRAY
 from ...prim.mathfn import LIBM
 from ...prim.shape import MAX_BYTES, NEGATIVE_DIMS, TOO_BIG
 from .cg import NULL, _known_int, const_ptr, for_range, i32, i64, outlined, runtime_fn
 from .lower import backend_error, coerce, rule
 from .ltypes import EMPTY, ELEM_IR, ITEMSIZE, Array, Scalar, Static, Tuple, array_ir, to_ir
-from .ops_scalar import (FLOATS, cast, const_like, ew_binary, ew_unary, ew_where, splat)
+from .ops_scalar import (FLOATS, cast, const_like, ew_binary, ew_unary, ew_where, lanes_of,
+                         splat)
 from .runtime import F32, F64, I1, I8, I32, I64, PTR, declare
 
 EW_UNARY = {"neg", "abs", "sign", "floor", "ceil", "trunc", "rint", "not", "invert",
@@ -208,7 +210,6 @@ def array_constant(fl, value, t):
     """A constant array of the program: its data is used in place (kept alive)."""
     arr = np.ascontiguousarray(value)
     L = fl.L
-    L.constants.append(arr)
     name = L.engine.data_symbol(arr)
     from .runtime import declare_global
 
@@ -445,7 +446,20 @@ def emit_expr(fl, tree, lanes, offsets):
         return ew_where(b, *vals, *dts, out)
     if len(vals) == 1:
         return ew_unary(b, name, vals[0], dts[0], out, False)
+    if name == "pow" and out not in FLOATS:
+        _check_int_exponent(fl, tree.node, vals[1], dts[1])
     return ew_binary(b, name, vals[0], vals[1], dts[0], dts[1], out, False)
+
+
+def _check_int_exponent(fl, node, y, dy):
+    """An integer array to a negative integer power is an error, as in NumPy (and the
+    VM): checked element by element (an empty array is no error), in every lane."""
+    b = fl.b
+    neg = b.icmp_signed("<", cast(b, y, dy, "int64"), const_like("int64", 0, lanes_of(y)))
+    if isinstance(neg.type, ir.VectorType):  # any lane: <n x i1> as an n-bit integer
+        neg = b.icmp_unsigned("!=", b.bitcast(neg, ir.IntType(neg.type.count)),
+                              ir.Constant(ir.IntType(neg.type.count), 0))
+    fl.error_if(neg, node, MyiaValueError, NEGATIVE_POWER_ARRAY)
 
 
 class LoopNest:

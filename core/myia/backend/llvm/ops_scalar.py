@@ -416,13 +416,7 @@ def int_pow(b, x, y):
 
 
 def _max_min(b, x, y, dt, scalar, greater):
-    if scalar:
-        # Python: x if x >= y else y  (and x if x <= y else y)
-        if dt in FLOATS:
-            c = b.fcmp_ordered(">=" if greater else "<=", x, y)
-        else:
-            c = b.icmp_signed(">=" if greater else "<=", x, y)
-        return b.select(c, x, y)
+    # NumPy's, on scalars too (see myia.prim.arith): a NaN wins, True is the larger bool
     if dt in FLOATS:
         return call_intrinsic(b, "maximum" if greater else "minimum", x, y)
     if dt == "bool":

@@ -6,10 +6,11 @@ emitted in LLVM IR next to the compiled body and made into a Python callable onc
 with `PyCFunction_NewEx`.  Calling it costs what calling any builtin costs (tens of
 nanoseconds): no ctypes, no argument conversion in Python.
 
-Unboxing (native): a float64 is a `float` or `numpy.float64` (read `ob_fval`), an
-int64 an `int` (PyLong_AsLongLong) or `numpy.int64`, a bool `True`/`False` (or
-NumPy's), a float32 a `numpy.float32`, a tuple an exact `tuple` of the right length,
-a list an exact `list` of the right length, a dict an exact `dict` with the keys of
+Unboxing (native): a float64 is a `float` (read `ob_fval`), an int64 an `int`
+(PyLong_AsLongLong), a bool `True`/`False`; where the signature says a NumPy scalar
+(`NumpyScalar`: NumPy promotes the two differently) a `numpy.float64`, `numpy.int64`,
+`numpy.True_`/`numpy.False_`; a float32 a `numpy.float32`, a tuple an exact `tuple`
+of the right length, a list an exact `list` of the right length, a dict an exact `dict` with the keys of
 the signature in their order (PyDict_Next; a list and a dict are tuples inside),
 an array an exact `numpy.ndarray` whose rank, dtype, byte order, alignment and
 statically known dimensions match (its fields are read from the struct, see
@@ -17,8 +18,8 @@ statically known dimensions match (its fields are read from the struct, see
 this signature: the entry returns the `MISMATCH` sentinel and the dispatcher
 specializes anew.
 
-Boxing (native): floats with PyFloat_FromDouble, ints with PyLong_FromLongLong,
-tuples with PyTuple_New, lists with PyList_New, dicts with PyDict_New and
+Boxing (native): floats with PyFloat_FromDouble, ints with PyLong_FromLongLong (a
+NumPy scalar: those, given to its type), tuples with PyTuple_New, lists with PyList_New, dicts with PyDict_New and
 PyDict_SetItem (where the program returns a list or a dict: `with_kinds`), arrays with NumPy's C API (`PyArray_NewFromDescr` from
 the `_ARRAY_API` table) around the compiled code's own buffer: the arena block
 that holds it escapes into a PyCapsule that becomes the array's base, and frees the
@@ -59,7 +60,24 @@ LIST_ITEMS = 24
 PY_EQ = 2
 
 
-# ---- lists and dicts at the boundary ---------------------------------------------------
+# ---- NumPy scalars, lists and dicts at the boundary ------------------------------------
+
+
+class NumpyScalar(Scalar):
+    """A NumPy scalar crossing the boundary (np.float64, np.int64, np.bool_): inside, a
+    number like a Python one (the same layout)."""
+
+    __slots__ = ()
+
+    def key(self):
+        return ("numpy", self.dtype)
+
+    def __str__(self):
+        return "np." + super().__str__()
+
+
+_NUMPY_SCALARS = {np.float64: "float64", np.int64: "int64", np.bool_: "bool"}
+_TYPES = {"float64": np.float64, "int64": np.int64}
 
 
 class ListType(Tuple):
@@ -93,8 +111,10 @@ class DictType(Tuple):
 def with_kinds(t, a):
     """The boundary type of a value of LType `t` whose abstract is `a`: its lists and
     dicts (tuples inside) become ListType and DictType, for boxing and unboxing."""
-    from ...infer.abstract import ATuple
+    from ...infer.abstract import AScalar, ATuple
 
+    if isinstance(a, AScalar) and a.numpy and type(t) is Scalar and t.dtype != "float32":
+        return NumpyScalar(t.dtype)
     if not (isinstance(a, ATuple) and isinstance(t, Tuple)) or len(a) != len(t.elems):
         return t
     elems = [with_kinds(e, ea) for e, ea in zip(t.elems, a.elements)]
@@ -118,6 +138,9 @@ def value_type(x):
     if isinstance(x, tuple):
         elems = [value_type(e) for e in x]
         return None if None in elems else Tuple(elems)
+    dtype = _NUMPY_SCALARS.get(type(x))
+    if dtype is not None:
+        return NumpyScalar(dtype)
     return of_value(x)
 
 
@@ -167,7 +190,7 @@ class EntryBuilder:
     Python object is baked into the code, which can then be cached.)"""
 
     def __init__(self, module, engine, name, arg_types, result_type, body, *,
-                 deep_budget=0, constants=()):
+                 deep_budget=0):
         self.module = module
         self.engine = engine
         self.name = name
@@ -175,8 +198,6 @@ class EntryBuilder:
         self.result_type = result_type
         self.body = body
         self.deep_budget = deep_budget
-        self.constants = constants  # ndarrays whose data compiled code points into
-        self.input_arrays = []  # (PyObject*, lo address, hi address)
 
     def obj(self, o):
         return _obj(self.module, self.engine, o)
@@ -309,7 +330,7 @@ class EntryBuilder:
     def unbox(self, o, t):
         b = self.b
         if isinstance(t, Scalar):
-            return self.unbox_scalar(o, t.dtype)
+            return self.unbox_scalar(o, t.dtype, isinstance(t, NumpyScalar))
         if isinstance(t, ListType):
             self.require(b.icmp_unsigned("==", self.type_of(o), self.obj(list)))
             n = load_at(b, o, capi.TUPLE_SIZE, I64)
@@ -367,36 +388,30 @@ class EntryBuilder:
         self.require(b.icmp_signed("==", more, i32(0)))
         return value
 
-    def unbox_scalar(self, o, dtype):
+    def unbox_scalar(self, o, dtype, numpy=False):
+        """A number of the signature: a Python number, or (`numpy`) a NumPy scalar."""
         b = self.b
         typ = self.type_of(o)
         if dtype == "float64":
-            ok = b.or_(b.icmp_unsigned("==", typ, self.obj(float)),
-                       b.icmp_unsigned("==", typ, self.obj(np.float64)))
-            self.require(ok)
+            self.require(b.icmp_unsigned("==", typ, self.obj(np.float64 if numpy else float)))
             return load_at(b, o, capi.FLOAT_VALUE, F64)
         if dtype == "float32":
             self.require(b.icmp_unsigned("==", typ, self.obj(np.float32)))
             return load_at(b, o, capi.FLOAT_VALUE, F32)
         if dtype == "bool":
-            is_true = b.or_(b.icmp_unsigned("==", o, self.obj(True)),
-                            b.icmp_unsigned("==", o, self.obj(np.True_)))
-            is_false = b.or_(b.icmp_unsigned("==", o, self.obj(False)),
-                             b.icmp_unsigned("==", o, self.obj(np.False_)))
+            true, false = (np.True_, np.False_) if numpy else (True, False)
+            is_true = b.icmp_unsigned("==", o, self.obj(true))
+            is_false = b.icmp_unsigned("==", o, self.obj(false))
             self.require(b.or_(is_true, is_false))
             return is_true
+        if dtype == "int64" and numpy:
+            self.require(b.icmp_unsigned("==", typ, self.obj(np.int64)))
+            return load_at(b, o, capi.FLOAT_VALUE, I64)
         if dtype == "int64":
             f = self.fn
             py_bb = f.append_basic_block("pylong")
-            np_bb = f.append_basic_block("npint")
-            other_bb = f.append_basic_block("npcheck")
             done = f.append_basic_block("int")
-            b.cbranch(b.icmp_unsigned("==", typ, self.obj(int)), py_bb, other_bb)
-            b.position_at_end(other_bb)
-            b.cbranch(b.icmp_unsigned("==", typ, self.obj(np.int64)), np_bb, self.mismatch_bb)
-            b.position_at_end(np_bb)
-            v_np = load_at(b, o, capi.FLOAT_VALUE, I64)
-            b.branch(done)
+            b.cbranch(b.icmp_unsigned("==", typ, self.obj(int)), py_bb, self.mismatch_bb)
             b.position_at_end(py_bb)
             v_py = b.call(declare(self.module, "PyLong_AsLongLong"), [o])
             # -1 may be an overflow: then the value is not an int64
@@ -413,10 +428,7 @@ class EntryBuilder:
             b.position_at_end(good)
             b.branch(done)
             b.position_at_end(done)
-            phi = b.phi(I64)
-            phi.add_incoming(v_np, np_bb)
-            phi.add_incoming(v_py, good)
-            return phi
+            return v_py
         raise NotImplementedError(dtype)
 
     def unbox_array(self, o, t):
@@ -430,16 +442,11 @@ class EntryBuilder:
         for k, d in enumerate(t.shape):
             b.store(i64(-1 if d is None else d), gep(b, expect, [i32(0), i32(k)],
                                                      ir.ArrayType(I64, max(nd, 1))))
-        lohi = alloca(b, ir.ArrayType(I64, 2))
         ok = b.call(unbox_array_fn(self.module), [
             o, self.obj(np.ndarray), i32(nd), i64(ITEMSIZE[t.dtype]), i32(nums[0]),
-            i32(nums[-1]), expect, self.unbox_buf, lohi])
+            i32(nums[-1]), expect, self.unbox_buf])
         self.require(ok)
-        value = b.load(self.unbox_buf, typ=to_ir(t))
-        lo = b.load(lohi, typ=I64)
-        hi = load_at(b, lohi, 8, I64)
-        self.input_arrays.append((o, lo, hi))
-        return value
+        return b.load(self.unbox_buf, typ=to_ir(t))
 
     # ---- boxing ---------------------------------------------------------------------
 
@@ -447,13 +454,20 @@ class EntryBuilder:
         """A new reference to the Python value of native `v` (null on error)."""
         b = self.b
         m = self.module
+        if isinstance(t, NumpyScalar) and t.dtype != "bool":
+            # the Python number, given to the NumPy scalar's type
+            number = self.box(v, Scalar(t.dtype))
+            r = b.call(declare(m, "PyObject_CallOneArg"), [self.obj(_TYPES[t.dtype]), number])
+            b.call(declare(m, "Py_DecRef"), [number])
+            return r
         if isinstance(t, Scalar):
             if t.dtype == "float64":
                 return b.call(declare(m, "PyFloat_FromDouble"), [v])
             if t.dtype == "int64":
                 return b.call(declare(m, "PyLong_FromLongLong"), [v])
             if t.dtype == "bool":
-                o = b.select(v, self.obj(True), self.obj(False))
+                true, false = (np.True_, np.False_) if isinstance(t, NumpyScalar) else (True, False)
+                o = b.select(v, self.obj(true), self.obj(false))
                 b.call(declare(m, "Py_IncRef"), [o])
                 return o
             if t.dtype == "float32":
@@ -504,44 +518,24 @@ class EntryBuilder:
             return self.box_array(v, t)
         raise NotImplementedError(f"results of type {t} to Python")
 
-    def candidates(self):
-        """The table {lo, hi, object} of the arrays a result may be a view of (the
-        arguments, the program's constant arrays), made once."""
-        if getattr(self, "_cands", None) is None:
-            b = self.b
-            items = [(o, lo, hi) for o, lo, hi in self.input_arrays]
-            for c in self.constants:
-                data = declare_global(self.module, self.engine.data_symbol(c), I8)
-                lo = b.ptrtoint(data, I64)
-                items.append((self.obj(c), lo, b.add(lo, i64(max(c.nbytes, 1)))))
-            rec = ir.LiteralStructType([I64, I64, PTR])
-            table = alloca(b, ir.ArrayType(rec, max(len(items), 1)))
-            for k, (o, lo, hi) in enumerate(items):
-                b.store(lo, gep(b, table, [i32(0), i32(k), i32(0)], table.allocated_type))
-                b.store(hi, gep(b, table, [i32(0), i32(k), i32(1)], table.allocated_type))
-                b.store(o, gep(b, table, [i32(0), i32(k), i32(2)], table.allocated_type))
-            self._cands = (table, len(items))
-        return self._cands
-
     def box_array(self, v, t):
         b = self.b
         nd = t.ndim
         buf = alloca(b, to_ir(t))
         b.store(v, buf)
-        table, n = self.candidates()
         return b.call(box_array_fn(self.module), [
             self.ctx, i32(nd), at(b, buf, 8), at(b, buf, 8 + 8 * nd), i64(ITEMSIZE[t.dtype]),
-            i32(capi.NEW_TYPE_NUM[t.dtype]), b.extract_value(v, 0), table, i64(n),
+            i32(capi.NEW_TYPE_NUM[t.dtype]), b.extract_value(v, 0),
             self.obj(np.ndarray), self.obj(np.array), self.obj(np.ascontiguousarray)])
 
 
-@runtime_fn("myia_unbox_array", I1, [PTR, PTR, I32, I64, I32, I32, PTR, PTR, PTR])
+@runtime_fn("myia_unbox_array", I1, [PTR, PTR, I32, I64, I32, I32, PTR, PTR])
 def unbox_array_fn(f):
     """i1 myia_unbox_array(obj, ndarray type, i32 nd, i64 itemsize, i32 num_a, i32 num_b,
-    i64 *expected dims (-1: any), out {data, dims[nd], strides[nd]} (strides in items),
-    out {lo, hi} (the byte range the array spans)): false if `obj` is not an
-    aligned, native-order ndarray of that rank, dtype and shape."""
-    o, ndarray, nd, itemsize, num_a, num_b, expect, out, lohi = f.args
+    i64 *expected dims (-1: any), out {data, dims[nd], strides[nd]} (strides in items)):
+    false if `obj` is not an aligned, native-order ndarray of that rank, dtype and
+    shape."""
+    o, ndarray, nd, itemsize, num_a, num_b, expect, out = f.args
     b = ir.IRBuilder(f.append_basic_block())
     no = f.append_basic_block("no")
 
@@ -563,8 +557,6 @@ def unbox_array_fn(f):
     dims = load_at(b, o, capi.ARRAY_DIMS, PTR)
     strides = load_at(b, o, capi.ARRAY_STRIDES, PTR)
     b.store(data, out)
-    lo0 = b.ptrtoint(data, I64)
-    hi0 = b.add(lo0, itemsize)
     n64 = b.zext(nd, I64)
     pre = b.block
     loop = f.append_basic_block("dim")
@@ -573,11 +565,7 @@ def unbox_array_fn(f):
     b.branch(loop)
     b.position_at_end(loop)
     k = b.phi(I64)
-    lo = b.phi(I64)
-    hi = b.phi(I64)
     k.add_incoming(i64(0), pre)
-    lo.add_incoming(lo0, pre)
-    hi.add_incoming(hi0, pre)
     b.cbranch(b.icmp_signed("<", k, n64), body, done)
     b.position_at_end(body)
     off = b.mul(k, i64(8))
@@ -588,34 +576,26 @@ def unbox_array_fn(f):
     need(b.icmp_signed("==", b.srem(s, itemsize), i64(0)))
     b.store(d, at(b, out, b.add(off, i64(8))))
     b.store(b.sdiv(s, itemsize), at(b, out, b.add(b.add(off, i64(8)), b.mul(n64, i64(8)))))
-    span = b.mul(b.sub(d, i64(1)), s)
-    neg = b.icmp_signed("<", span, i64(0))
-    lo2 = b.add(lo, b.select(neg, span, i64(0)))
-    hi2 = b.add(hi, b.select(neg, i64(0), span))
     k.add_incoming(b.add(k, i64(1)), b.block)
-    lo.add_incoming(lo2, b.block)
-    hi.add_incoming(hi2, b.block)
     b.branch(loop)
     b.position_at_end(done)
-    b.store(lo, lohi)
-    store_at(b, hi, lohi, 8)
     b.ret(ir.Constant(I1, 1))
     b.position_at_end(no)
     b.ret(ir.Constant(I1, 0))
 
 
-@runtime_fn("myia_box_array", PTR, [PTR, I32, PTR, PTR, I64, I32, PTR, PTR, I64, PTR, PTR, PTR],
+@runtime_fn("myia_box_array", PTR, [PTR, I32, PTR, PTR, I64, I32, PTR, PTR, PTR, PTR],
             nocapture=(0,))
 def box_array_fn(f):
     """PyObject *myia_box_array(ctx, i32 nd, i64 *dims, i64 *strides (items), i64
-    itemsize, i32 typenum, ptr data, candidates {lo, hi, obj}[], i64 n, ndarray type,
-    numpy.array, numpy.ascontiguousarray): a new reference to an ndarray over `data`,
-    whose base owns the data: the escaping arena block's capsule, or the argument or
-    constant the data belongs to; data in a chunk of the arena is copied, a broadcast
-    view (a zero stride) too.  Null with a Python error on failure."""
+    itemsize, i32 typenum, ptr data, ndarray type, numpy.array,
+    numpy.ascontiguousarray): a new reference to an ndarray over `data`, whose base
+    owns the data: the escaping arena block's capsule.  Any other data is copied: a
+    chunk of the arena, and an argument or a constant of the program (a result never
+    shares memory with them: `np.copy(x)`, `x * 1.0` and `W` are new arrays, as in
+    JAX); a broadcast view (a zero stride) too.  Null with a Python error on failure."""
     module = f.module
-    (ctx, nd, dims, estrides, itemsize, typenum, data, cands, ncand, ndarray, np_array,
-     np_contig) = f.args
+    (ctx, nd, dims, estrides, itemsize, typenum, data, ndarray, np_array, np_contig) = f.args
     b = ir.IRBuilder(f.append_basic_block())
     n64 = b.zext(nd, I64)
     bstrides = alloca(b, ir.ArrayType(I64, 32))
@@ -642,28 +622,14 @@ def box_array_fn(f):
     b.position_at_end(done)
     b.ret(arr)
     b.position_at_end(own)
-    owner = alloca(b, PTR)
-    b.store(b.call(arena_owner_fn(module), [ctx, data]), owner)
-    addr = b.ptrtoint(data, I64)
-    rec = ir.LiteralStructType([I64, I64, PTR])
-    with for_range(b, 0, ncand, name="c") as c:
-        base = b.mul(c, i64(24))
-        lo = b.load(at(b, cands, base), typ=I64)
-        hi = b.load(at(b, cands, b.add(base, i64(8))), typ=I64)
-        o = b.load(at(b, cands, b.add(base, i64(16))), typ=PTR)
-        inside = b.and_(b.icmp_unsigned(">=", addr, lo), b.icmp_unsigned("<", addr, hi))
-        take = b.and_(b.icmp_unsigned("==", b.load(owner, typ=PTR), NULL), inside)
-        with b.if_then(take):
-            b.call(declare(module, "Py_IncRef"), [o])
-            b.store(o, owner)
+    own_obj = b.call(arena_owner_fn(module), [ctx, data])
     result = alloca(b, PTR)
     b.store(arr, result)
-    own_obj = b.load(owner, typ=PTR)
     with b.if_else(b.icmp_unsigned("!=", own_obj, NULL)) as (then, otherwise):
         with then:
             b.call(declare(module, "PyArray_SetBaseObject"), [arr, own_obj])
         with otherwise:
-            # data that nothing owns (in a chunk of the arena) is copied
+            # data that no block of the arena owns (a chunk, an argument, a constant)
             copy = b.call(declare(module, "PyObject_CallOneArg"), [np_array, arr])
             b.call(declare(module, "Py_DecRef"), [arr])
             b.store(copy, result)
@@ -674,7 +640,6 @@ def box_array_fn(f):
         b.call(declare(module, "Py_DecRef"), [cur])
         b.store(copy, result)
     b.ret(b.load(result, typ=PTR))
-    _ = rec
 
 
 # ---- making the Python callable ---------------------------------------------------------
