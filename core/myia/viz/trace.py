@@ -311,6 +311,18 @@ def _static(node, depth):
     return node
 
 
+# Checks that only inference reads, identities at run time: a gradient is asked of a
+# float, a bound of range() is an int.  A drawing shows their argument in their place.
+GUARDS = ("differentiable", "range_bound")
+
+
+def see_through(node):
+    """What a drawing shows for `node`: the argument of a guard, else `node`."""
+    while isinstance(node, Apply) and any(_is_prim(node.inputs[0], g) for g in GUARDS):
+        node = node.inputs[1]
+    return node
+
+
 def _is_prim(node, name):
     """A constant holding the primitive called `name` (viz knows only ir: by name)."""
     return (isinstance(node, Constant) and not isinstance(node.value, Graph)
@@ -510,7 +522,7 @@ class _Tracer:
             self.add(c, Item(self.node_id(p), "parameter", self.short_name(p), self.typ(p),
                              _tooltip(location_of(p, g), ir_line), p, g))
         for node in self.mng.nodes(g):
-            if isinstance(node, Apply):
+            if isinstance(node, Apply) and see_through(node) is node:
                 self.apply(c, node)
         self.ret(c)
         if c.kind == "bprop":
@@ -538,9 +550,10 @@ class _Tracer:
     def apply(self, c, node):
         g = c.graph
         nid = self.node_id(node)
-        fn, *args = node.inputs
-        ir_line = (f"{self.namer.node(node)} = {self.text(fn)}("
-                   + ", ".join(self.text(a) for a in args) + ")" + self.type_suffix(node))
+        ir_line = (f"{self.namer.node(node)} = {self.text(node.inputs[0])}("
+                   + ", ".join(self.text(a) for a in node.inputs[1:]) + ")"
+                   + self.type_suffix(node))
+        fn, *args = (see_through(i) for i in node.inputs)
         edges = []  # (src id, kind, position), made once the label rule is known
         graph_refs = []
         if isinstance(fn, Constant):
@@ -634,7 +647,7 @@ class _Tracer:
 
     def ret(self, c):
         g = c.graph
-        out = g.output
+        out = see_through(g.output)
         label = "return"
         src = None
         if out is None:
