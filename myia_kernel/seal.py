@@ -133,6 +133,34 @@ def check_import(stmt, loc):
         if SESSION_MODULES.get(bound) == full:
             continue  # `import numpy as np`, `import math`: what the session has
         check_binding(bound, loc, "import")
+        if isinstance(stmt, ast.ImportFrom) and full not in IMPORTABLE:
+            check_importable_value(stmt.module, a.name, loc)
+
+
+def check_importable_value(module, name, loc):
+    """`from numpy import X`: X must be what compiled code can use (a function the
+    library maps, a number, a dtype, an exception, one of Myia's transforms); NumPy's
+    files and pickles (`savetxt`, `load`, `memmap`...), and anything else, are not."""
+    value = getattr(importlib.import_module(module), name, _MISSING)
+    if value is _MISSING:
+        raise MyiaSyntaxError(f"module `{module}` has no name `{name}`", loc)
+    if isinstance(value, _DATA) or _is_api(value) or _known(value) or (
+            isinstance(value, type) and issubclass(value, (np.generic, Exception))):
+        return
+    raise MyiaSyntaxError(
+        f"`{module}.{name}` is not part of the subset: a cell imports only what compiled "
+        f"code can use (NumPy's math, arrays and dtypes, Myia's transforms)", loc,
+        hint=PYTHON_HINT)
+
+
+_MISSING = object()
+
+
+def _is_api(value):
+    try:
+        return value in _API
+    except TypeError:  # (unhashable)
+        return False
 
 
 def _is_module(name):
@@ -339,6 +367,23 @@ class SafeEval:
             else:
                 kwargs[kw.arg] = self.eval(kw.value)
         session_fn = self.session.defined_function(fn)
+        if fn in _API and args and not (self.session.defined_function(args[0]) or
+                                        _known(args[0]) or is_myia_class(type(args[0]))):
+            self.refuse(node.args[0], f"`{ast.unparse(node.func)}` transforms the "
+                                      f"functions of the session's cells, of the library "
+                                      f"and of Myia's transforms, not "
+                                      f"`{ast.unparse(node.args[0])}`")
+        if not (session_fn or fn in _API or is_myia_class(type(fn))):
+            # (Python's `max(..., key=f)` would run the cell's def f as Python, outside
+            # the compiler, and `max([(g, ...)], key=call)` would call g)
+            for part, value in [*zip(node.args, args), *((k.value, kwargs.get(k.arg))
+                                                           for k in node.keywords)]:
+                if _holds_callable(value):
+                    self.refuse(part, f"a function cannot be passed to "
+                                      f"`{ast.unparse(node.func)}` here: it would call it "
+                                      f"as Python, outside the compiler",
+                                hint="call it in a cell's def instead (compiled code "
+                                     "passes functions around freely)")
         if session_fn:
             return self.session.compiled(fn)(*args, **kwargs)
         if _callable_here(fn):
@@ -380,6 +425,17 @@ class SafeEval:
                 self._data(v, node)
             return value
         self.refuse(node, f"a value of type {type(value).__name__} cannot be used here")
+
+
+def _holds_callable(value, depth=0):
+    """Whether `value` is, or holds (in tuples, lists, dicts), something callable."""
+    if isinstance(value, _DATA):
+        return False
+    if isinstance(value, (tuple, list)) and depth < 32:
+        return any(_holds_callable(v, depth + 1) for v in value)
+    if isinstance(value, dict) and depth < 32:
+        return any(_holds_callable(v, depth + 1) for v in value.values())
+    return callable(value) or depth >= 32
 
 
 def _is_int(x):

@@ -464,6 +464,37 @@ ATTEMPTS = [
     A("names", "jvp", "jvp = 1.0", SYN, "`jvp` is the session's own name"),
     A("names", "del", "del np", SYN, "top-level `delete`"),
     A("names", "global", "global np", SYN, "top-level `global`"),
+    # NumPy's files and pickles bound by an import (issue 32), then called through a
+    # Python function that SafeEval would have handed the cell's def
+    A("pycalls", "from-numpy-savetxt", "from numpy import savetxt as T", SYN,
+      "`numpy.savetxt` is not part of the subset"),
+    A("pycalls", "from-numpy-load", "from numpy import load as LD", SYN,
+      "`numpy.load` is not part of the subset"),
+    A("pycalls", "from-numpy-loadtxt", "from numpy import loadtxt", SYN,
+      "`numpy.loadtxt` is not part of the subset"),
+    A("pycalls", "from-numpy-savez", "from numpy import savez", SYN,
+      "`numpy.savez` is not part of the subset"),
+    A("pycalls", "from-numpy-genfromtxt", "from numpy import genfromtxt", SYN,
+      "`numpy.genfromtxt` is not part of the subset"),
+    A("pycalls", "from-numpy-fromfile", "from numpy import fromfile", SYN,
+      "`numpy.fromfile` is not part of the subset"),
+    A("pycalls", "from-numpy-memmap", "from numpy import memmap", SYN,
+      "`numpy.memmap` is not part of the subset"),
+    A("pycalls", "from-numpy-fromregex", "from numpy import fromregex", SYN,
+      "`numpy.fromregex` is not part of the subset"),
+    A("pycalls", "from-npyio-DataSource", "from numpy.lib.npyio import DataSource", SYN,
+      IMPORT_ONLY),
+    A("pycalls", "from-numpy-lib", "from numpy import lib", SYN, IMPORT_ONLY),
+    A("pycalls", "attribute-savetxt", "import numpy as n\n(jvp, n.savetxt(PWN, x))", SYN,
+      "`n.savetxt` is not part of the subset"),
+    A("pycalls", "max-key-def", "(jvp, max([1.0, 2.0], key=probe))", SYN,
+      "a function cannot be passed to `max` here"),
+    A("pycalls", "max-of-functions", "(jvp, max([(f, 1.0, 2.0)]))", SYN,
+      "a function cannot be passed to `max` here"),
+    A("pycalls", "min-key-transform", "(jvp, min(1.0, 2.0, key=df))", SYN,
+      "a function cannot be passed to `min` here"),
+    A("pycalls", "sorted-through-sum", "(jvp, sum([probe], 0.0))", SYN,
+      "a function cannot be passed to `sum` here"),
 ]
 
 
@@ -552,7 +583,7 @@ KERNEL_SAMPLE = ["files-open-read", "files-np.load", "processes-__import__", "im
                  "imports-planted", "introspection-__subclasses__", "numpy-ctypeslib",
                  "environment-sys.executable", "defaults-open", "magics-ir",
                  "magics-time", "transforms-jvp-open", "transforms-vjp-system",
-                 "names-__builtins__"]
+                 "names-__builtins__", "pycalls-from-numpy-savetxt", "pycalls-max-key-def"]
 #: modules the kernel imports while it starts or later (lazily): planted in its folder
 PLANTED = ["runpy", "resource", "difflib", "graphviz", "matplotlib", "scipy",
            "planted_module", "this"]
