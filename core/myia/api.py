@@ -11,7 +11,7 @@ import weakref
 
 import numpy as np
 
-from .errors import MyiaError, MyiaGradError
+from .errors import MyiaError, MyiaGradError, MyiaValueError
 from . import progress
 
 BACKENDS = ("vm", "llvm", "cupy")
@@ -92,7 +92,8 @@ class CompiledFunction:
 
         backend = backend or default_backend()
         if backend not in BACKENDS:
-            raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+            raise MyiaValueError(f"unknown backend {backend!r}",
+                                 hint=f"choose one of {', '.join(BACKENDS)}")
         self.fn = fn
         self.backend = backend
         self.pipeline = Pipeline(backend)
@@ -200,14 +201,14 @@ class _Transformed:
             return dict(header()[2])
         return dict(self.__myia_graph__().defaults)
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         try:
             fast = self._fast
             # every call after the first: straight to the native entry of the last
             # signature, which checks the arguments' types itself (an int is not the
             # float it was compiled for: inference refuses it, see `differentiable`)
             # (and their number: fewer, with defaults to fill, is a MISMATCH too)
-            if fast is not None and fast[0] is _environ_get(b"MYIA_BACKEND"):
+            if fast is not None and not kwargs and fast[0] is _environ_get(b"MYIA_BACKEND"):
                 r = fast[1](*args)
                 if r.__class__ is not _Signal:
                     return r
@@ -217,6 +218,8 @@ class _Transformed:
             compiled = self._compiled.get(backend)
             if compiled is None:
                 compiled = self._compiled[backend] = compile(self, backend)
+            if kwargs:  # (bound to the parameters by name, as for a def; no fast path)
+                return compiled.pipeline.run(self, args, kwargs)
             r = compiled.pipeline.run(self, args, {})
             d = _fast_entry(compiled.pipeline, self, args)
             self._fast = None if d is None else (marker, d.last.entry)
@@ -610,6 +613,10 @@ def _check_jet_output(graph):
             hint="take the jet of one float output at a time")
 
 
+#: the highest order jet computes (170! is the largest factorial a float64 holds)
+MAX_JET_ORDER = 170
+
+
 def jet(fn, order, argnums=0):
     """Taylor mode (in the spirit of `jax.experimental.jet`): `jet(fn, order=K)(*args)`
     returns `(fn(*args), d/dt fn, ..., d^K/dt^K fn)` along `args[argnums] + t` (for an
@@ -618,6 +625,11 @@ def jet(fn, order, argnums=0):
     if not isinstance(order, int) or isinstance(order, bool) or order < 0:
         raise MyiaGradError(f"jet needs an int order >= 0, not {order!r}",
                             hint="e.g. myia.jet(f, order=10)")
+    if order > MAX_JET_ORDER:
+        raise MyiaGradError(
+            f"jet's order is at most {MAX_JET_ORDER}, not {order}: the k-th derivative is "
+            f"k! times the k-th Taylor coefficient, and 171! is past float64's range",
+            hint="ask for the Taylor coefficients of a lower order")
     if not isinstance(argnums, int) or isinstance(argnums, bool):
         raise MyiaGradError("jet takes a single int argnums",
                             hint="the derivatives are along one argument")

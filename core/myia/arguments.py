@@ -40,7 +40,13 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 def entry_values(args):
     """The arguments `args` as the compiled program takes them (a tuple)."""
-    return tuple(entry_value(a) for a in args)
+    try:
+        return tuple(entry_value(a) for a in args)
+    except RecursionError:
+        raise MyiaTypeError(
+            "an argument holds itself (a list or a dict that contains itself) or is "
+            "nested too deep: compiled programs take containers of a fixed structure",
+            hint="pass a structure without cycles, or an array") from None
 
 
 def entry_value(x):

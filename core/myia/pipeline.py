@@ -10,10 +10,12 @@ graph for a signature (`__myia_graph_for__`): `grad` differentiates the optimize
 program of its function for the same signature (see `myia.api.GradFunction`).
 """
 
+import inspect
+
 import numpy as np
 
 from .backend.vm import VM, Closure
-from .errors import MyiaError
+from .errors import MyiaError, MyiaTypeError
 from .gc_pause import gc_paused
 from .ir import Graph, manage
 from .ir.print import format_graphs
@@ -179,11 +181,11 @@ class Pipeline:
         return specialized_for(fn, signature_of(args))
 
     def run(self, fn, args, kwargs):
+        """fn(*args, **kwargs) on this backend (keywords bound to positions first)."""
         if self.llvm is not None and not kwargs:  # the LLVM backend's fast path
             return self.llvm.run(fn, args)
         if kwargs:
-            raise MyiaError("keyword arguments are not supported when calling a compiled function",
-                            hint="pass the arguments by position")
+            return self.run(fn, bind_keywords(fn, args, kwargs), {})
         from .arguments import entry_values, exit_value, internal_values
 
         args = entry_values(args)
@@ -301,3 +303,40 @@ def optimized_for(fn, signature, finish=True):
                 optimize(copy, log, private=True, finish=finish)
         entry = graph.derived[key] = (copy, log)
     return entry
+
+
+def bind_keywords(fn, args, kwargs):
+    """The positional arguments of `fn(*args, **kwargs)`: keywords in their places, and
+    the defaults of the parameters before the last one given (JAX's jit binds them
+    the same way); a keyword `fn` does not have is a MyiaTypeError."""
+    names = getattr(fn, "param_names", None)
+    if names is not None:
+        defaults = fn.defaults
+    else:
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            params = ()
+        names = tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                          p.POSITIONAL_OR_KEYWORD))
+        defaults = {p.name: p.default for p in params if p.default is not p.empty}
+    kwargs = dict(kwargs)
+    out = list(args)
+    name = getattr(fn, "__name__", "the function")
+    for k in names[len(args):]:
+        if not kwargs:
+            break
+        if k in kwargs:
+            out.append(kwargs.pop(k))
+        elif k in defaults:
+            out.append(defaults[k])
+        else:
+            raise MyiaTypeError(f"{name}() is missing the argument `{k}`",
+                                hint="pass it by position or by name")
+    if kwargs:
+        bad = next(iter(kwargs))
+        what = "got the argument" if bad in names[:len(args)] else "has no parameter"
+        raise MyiaTypeError(f"{name}() {what} `{bad}`" + (" twice" if what.startswith("got")
+                                                          else ""),
+                            hint=f"its parameters: {', '.join(names) or 'none'}")
+    return tuple(out)

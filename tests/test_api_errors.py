@@ -1,0 +1,57 @@
+"""What a caller of the Python API gets wrong is a Myia error with a hint (issue 32,
+item 6), and keywords are bound as for a def (as jax.jit binds them)."""
+
+import numpy as np
+import pytest
+
+import myia
+from myia import MyiaGradError, MyiaTypeError, MyiaValueError
+
+
+def scaled(x, y=1.0):
+    return x * np.sin(y)
+
+
+def first(xs):
+    return xs[0]
+
+
+@pytest.mark.parametrize("backend", ["vm", "llvm"])
+def test_keyword_arguments_are_bound_by_name(backend):
+    f = myia.compile(scaled, backend=backend)
+    assert f(2.0, y=0.5) == f(2.0, 0.5) == scaled(2.0, y=0.5)
+    assert f(y=0.5, x=2.0) == scaled(2.0, 0.5)
+    g = myia.grad(scaled)
+    assert g(2.0, y=0.5) == pytest.approx(np.sin(0.5))
+    dy = myia.grad(scaled, argnums=1)
+    assert dy(2.0, y=0.5) == pytest.approx(2.0 * np.cos(0.5))
+
+
+def test_a_keyword_the_function_lacks_or_a_repeated_one_is_a_type_error():
+    with pytest.raises(MyiaTypeError, match=r"scaled\(\) has no parameter `z`") as info:
+        myia.grad(scaled)(2.0, z=1.0)
+    assert "its parameters: x, y" in str(info.value)
+    with pytest.raises(MyiaTypeError, match="got the argument `x` twice"):
+        myia.compile(scaled)(2.0, x=1.0)
+
+
+def test_an_unknown_backend_names_the_ones_there_are():
+    with pytest.raises(MyiaValueError, match="unknown backend 'gpu'") as info:
+        myia.compile(scaled, backend="gpu")
+    assert "choose one of vm, llvm" in str(info.value)
+
+
+def test_a_jet_of_too_high_an_order_says_why():
+    with pytest.raises(MyiaGradError, match="at most 170, not 200") as info:
+        myia.jet(np.sin, order=200)
+    assert "lower order" in str(info.value)
+    # the highest order it takes computes: sin's 170th derivative at 0 is 0
+    assert myia.jet(scaled, order=170)(0.5)[170] == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("backend", ["vm", "llvm"])
+def test_a_list_that_holds_itself_is_refused(backend):
+    xs = [1.0]
+    xs.append(xs)
+    with pytest.raises(MyiaTypeError, match="holds itself"):
+        myia.compile(first, backend=backend)(xs)
