@@ -59,10 +59,13 @@ def from_environment():
 
 
 def set_memory_limit(nbytes):
-    """The most bytes one call of compiled code may hold (None: no limit)."""
+    """The most bytes one call of compiled code may hold, and one value that compiling
+    (or reading a magic's argument) builds (None: no limit)."""
     from myia.backend.llvm import runtime
+    from myia.prim.shape import set_compile_time_limit
 
     runtime.set_memory_limit(nbytes)
+    set_compile_time_limit(nbytes)
 
 
 class TimeLimitExceeded(Exception):

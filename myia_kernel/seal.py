@@ -41,6 +41,7 @@ from myia.ad.transforms import is_myia_class
 from myia.errors import MyiaError, MyiaOverflowError, MyiaSyntaxError, MyiaTypeError, \
     MyiaValueError
 from myia.parser.resolve import check_not_foreign, foreign_part
+from myia.prim.shape import check_compile_time_size
 
 #: the session's own names (bound by new_namespace; a cell cannot rebind them)
 SESSION_NAMES = ("np", "math", "grad", "value_and_grad", "jvp", "vjp", "hessian", "jet")
@@ -387,6 +388,14 @@ class SafeEval:
         if session_fn:
             return self.session.compiled(fn)(*args, **kwargs)
         if _callable_here(fn):
+            if fn is builtins.sum and any(isinstance(v, (tuple, list, str)) for v in
+                                          [*args[1:], *kwargs.values(),
+                                           *(args[0] if args and isinstance(
+                                               args[0], (tuple, list)) else ())]):
+                # (a sum of sequences is quadratic, in C: neither an interrupt nor the
+                # time limit could stop it)
+                self.refuse(node, "`sum` of sequences cannot be evaluated here",
+                            hint="sum numbers or arrays; join sequences in a cell's def")
             if fn is builtins.pow and len(args) == 2:
                 self._check_size(operator.pow, *args, node)
             if fn is range:
@@ -395,6 +404,13 @@ class SafeEval:
                     raise MyiaValueError(f"{r} is too long to use here (at most "
                                          f"{MAX_ITEMS} numbers)", self.loc_of(node))
                 return r
+            if _known(fn):
+                try:
+                    check_compile_time_size(_result_elements(fn, args, kwargs),
+                                            f"the result of `{ast.unparse(node.func)}`")
+                except MyiaError as e:
+                    e.loc = self.loc_of(node)
+                    raise
             return fn(*args, **kwargs)
         self.refuse(node.func, f"`{ast.unparse(node.func)}` cannot be called here")
 
@@ -425,6 +441,38 @@ class SafeEval:
                 self._data(v, node)
             return value
         self.refuse(node, f"a value of type {type(value).__name__} cannot be used here")
+
+
+#: NumPy functions whose result is n x n for an argument of n elements
+_SQUARE = frozenset({"diag", "diagflat", "vander", "outer", "kron"})
+
+
+def _result_elements(fn, args, kwargs):
+    """An upper bound on the elements of a library function's result, from its
+    arguments, computed before NumPy builds it (the memory limit holds here too): a
+    ufunc's broadcast; n x n for eye, diag, outer...; else the largest of the array
+    arguments' sizes and the product of the integers among the arguments (a shape, a
+    count: np.ones((n, m)), np.linspace(a, b, n), np.repeat(x, k))."""
+    values = list(args) + list(kwargs.values())
+    arrays = [np.shape(v) for v in values if isinstance(v, (np.ndarray, np.generic))]
+    sizes = [int(np.prod(s, dtype=object)) for s in arrays] or [1]
+    if isinstance(fn, np.ufunc):
+        try:
+            return int(np.prod(np.broadcast_shapes(*arrays), dtype=object)) if arrays else 1
+        except ValueError:
+            return max(sizes)
+    ints = []
+    for v in values:
+        for x in (v if isinstance(v, (tuple, list)) else (v,)):
+            if _is_int(x):
+                ints.append(max(1, abs(int(x))))
+    product = int(np.prod(ints, dtype=object)) if ints else 1
+    name = getattr(fn, "__name__", "")
+    if name in ("eye", "identity", "tri"):
+        return product if len(ints) > 1 else product ** 2
+    if name in _SQUARE:  # (outer: the product of the sizes; diag: a vector's square)
+        return max(int(np.prod(sizes, dtype=object)), max(sizes) ** 2) * product
+    return max(max(sizes), product)
 
 
 def _holds_callable(value, depth=0):

@@ -27,3 +27,39 @@ def test_the_memory_limit_of_compiled_code():
                                           ("1.5GB", 1.5e9), ("1000", 1000), ("", None)])
 def test_sizes(text_, value):
     assert limits.parse_size(text_) == value
+
+
+@pytest.mark.parametrize("code, what", [
+    ("(jvp, np.ones(2**28))[1]", "the result of `np.ones`"),
+    ("(jvp, np.ones((2**14, 2**14)))[1]", "the result of `np.ones`"),
+    ("(jvp, np.eye(2**15))[1]", "the result of `np.eye`"),
+    ("(jvp, np.linspace(0.0, 1.0, 2**28))[1]", "the result of `np.linspace`"),
+    ("(jvp, np.repeat(x, 2**40))[1]", "the result of `np.repeat`"),
+    ("(jvp, np.outer(np.ones(2**15), np.ones(2**15)))[1]", "the result of `np.outer`"),
+    ("%grad f 0 np.ones(3 * 10**9)", "the result of `np.ones`"),
+    ("def rep(a):\n    return np.sum(np.repeat(x, 2**30)) * a\nrep(1.0)", "np.repeat's result"),
+])
+def test_the_memory_limit_holds_before_the_program_runs(code, what):
+    """What the expression reader (SafeEval) and compile-time evaluation (a gather's
+    index) would build is measured before NumPy is called (issue 32, item 2)."""
+    s = Session(backend="llvm", memory_limit=2**30)
+    try:
+        ok(s, "x = np.ones(3)\ndef f(a):\n    return np.sum(a)")
+        e = err(s, code)
+        assert e["ename"] == "MyiaMemoryError", e
+        assert what in e["evalue"] and "built before the program runs" in e["evalue"]
+        assert "memory limit of 1.07 GB" in e["evalue"]
+        assert any("^" in line for line in e["traceback"])  # located
+        assert ok(s, "(jvp, np.ones((100, 100)).shape)[1]").value == (100, 100)
+        assert ok(s, "f(np.repeat(x, 1000))").value == 3000.0
+    finally:
+        limits.set_memory_limit(None)
+
+
+def test_a_quadratic_sum_of_sequences_is_refused():
+    """sum() of lists runs in C, quadratic, where neither an interrupt nor the time
+    limit stops it (issue 32, item 3)."""
+    s = Session(backend="vm")
+    e = err(s, "(jvp, sum([[1] * 3000] * 3000, []))[0]")
+    assert e["ename"] == "MyiaSyntaxError" and "`sum` of sequences" in e["evalue"]
+    assert ok(s, "(jvp, sum([1.0, 2.0]))[1]").value == 3.0

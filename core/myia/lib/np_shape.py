@@ -28,6 +28,7 @@ import numpy as np
 from ..errors import MyiaShapeError, MyiaTypeError, MyiaValueError
 from ..prim import compile_time
 from ..prim import ops as P
+from ..prim.shape import check_compile_time_size
 
 # ---- compile-time helpers ------------------------------------------------------------------
 
@@ -221,9 +222,26 @@ def _gathered(op, shape, arg1, arg2):
     """The flat positions in an array of `shape` of the elements of np.<op>(x, arg1,
     arg2), in its shape (the index and the shape helpers below share it)."""
     with _numpy_checks():
+        check_compile_time_size(_gathered_size(op, shape, arg1, arg2), f"np.{op}'s result")
         out = _GATHERS[op](_positions(shape), arg1, arg2)
     out.flags.writeable = False
     return out
+
+
+def _gathered_size(op, shape, arg1, arg2):
+    """How many elements np.<op> gives, computed without building them (in Python
+    ints: np.repeat(x, 2**62) must be refused, not wrapped around)."""
+    n = math.prod(shape)
+    if op == "repeat":
+        reps = [abs(int(r)) for r in np.asarray(arg1).reshape(-1)]
+        along = n if arg2 is None else shape[arg2]
+        if len(reps) == 1:
+            return n * reps[0] if along else 0
+        return (n // along if along else 0) * sum(reps)
+    if op == "tile":
+        return n * math.prod(abs(int(r)) for r in np.asarray(arg1).reshape(-1))
+    widths = np.broadcast_to(np.asarray(arg1), (len(shape), 2))  # pad
+    return math.prod(d + abs(int(a)) + abs(int(b)) for d, (a, b) in zip(shape, widths))
 
 
 @compile_time

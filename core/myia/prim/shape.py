@@ -6,7 +6,8 @@
 
 import numpy as np
 
-from ..errors import MyiaOverflowError, MyiaShapeError, MyiaTypeError, MyiaValueError
+from ..errors import (MyiaOverflowError, MyiaShapeError, MyiaTypeError,
+                      MyiaValueError, memory_error)
 from .grad_ops import zeros_like
 from .primitive import Primitive, bprop, jet, jvp, linear_in
 
@@ -107,6 +108,32 @@ def check_size(shp, itemsize=8):
     if n > MAX_BYTES:
         raise MyiaOverflowError(too_big(tuple(int(d) for d in shp)),
                                 hint="an array of this many elements cannot exist")
+
+
+#: the most bytes that evaluation at compile time (a gather's index, an argument of a
+#: magic) may allocate for one value: the session's memory limit where one is set
+#: (myia_kernel.limits), else None (what can exist may be built)
+_COMPILE_TIME_BYTES = [None]
+
+
+def set_compile_time_limit(nbytes):
+    _COMPILE_TIME_BYTES[0] = int(nbytes) if nbytes else None
+
+
+def compile_time_limit():
+    return _COMPILE_TIME_BYTES[0]
+
+
+def check_compile_time_size(n_elements, what, itemsize=8):
+    """Refuse, before NumPy is called, a value of `n_elements` that compile-time
+    evaluation would build past the memory limit (or that cannot exist)."""
+    n = int(n_elements) * itemsize
+    if n > MAX_BYTES:
+        raise MyiaOverflowError(f"{what} would have {int(n_elements)} elements: too big",
+                                hint="an array of this many elements cannot exist")
+    limit = _COMPILE_TIME_BYTES[0]
+    if limit is not None and n > limit:
+        raise memory_error(n, f"{what}, built before the program runs", limit=limit)
 
 
 def _full(shp, value, dt):
