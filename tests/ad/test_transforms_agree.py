@@ -53,8 +53,26 @@ def where_of_a_broadcast(x, c):
     return np.sum(np.where(v > 0.0, 1.0, v) * x)
 
 
+def two_ifs_on_the_same_value(x):
+    # (found by test_transforms_fuzz.py) the branches of both ifs return x: in jvp,
+    # one (value, tangent) pair that both return; the inner if's callers read only its
+    # value, and the optimizer dropped the tangent of the pair the outer one returns
+    return x + (x if (x if 1.5 < x else x) < 0.4 else x)
+
+
+def loop_over_two_functions(x, y):
+    # (found by test_transforms_fuzz.py) in forward mode each call of the loop's header
+    # went through a value, so all shared one signature: the tuple shrinks each time
+    v = x
+    for fn in (np.sin, lambda u: u * y):
+        v = fn(v)
+    return v * y
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("fn, x, args, want", [
+    (two_ifs_on_the_same_value, 0.0, (), 0.0),
+    (loop_over_two_functions, 0.3, (1.5,), None),
     # the second J met two inlined copies of one backpropagator's node, and gave the
     # sensitivities of both one environment key (the node they were the image of)
     (closure_called_twice_after_a_kept_loop, 0.45, (A,), -0.10448612824202907),
@@ -65,6 +83,15 @@ def where_of_a_broadcast(x, c):
 def test_second_derivatives_agree(fn, x, args, want, backend):
     views = second_derivatives(fn, x, args, backend)
     assert_agree(views, reference=want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn, x, args, want", [
+    (two_ifs_on_the_same_value, 0.0, (), 2.0),
+    (loop_over_two_functions, 0.3, (1.5,), np.cos(0.3) * 1.5 * 1.5),
+])
+def test_first_derivatives_agree(fn, x, args, want, backend):
+    assert_agree(first_derivatives(fn, x, args, backend), reference=want)
 
 
 def unused_argument_of_a_chosen_function(x):

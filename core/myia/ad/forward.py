@@ -61,6 +61,13 @@ class _TTransform:
                             # a transform object called (myia.grad(h) named in subset
                             # code): T of it, built for the types of this call
                             callee = Constant(f.value.__myia_T__(), f.loc)
+                        elif f.__class__ is Constant and isinstance(f.value, Graph):
+                            # a direct call stays direct: inference specializes it per
+                            # call, as the primal's (a loop over a tuple of functions
+                            # calls its header with a shorter tuple each time)
+                            v = f.value
+                            callee = Constant(self.tgraphs[v] if v in self.tgraphs
+                                              else T_graph(v), f.loc)
                         else:
                             fn = self._tget(f, tg, len(n.inputs) - 1)
                             callee = tg.apply(P.tuple_getitem, fn, 0, loc=n.loc)

@@ -263,10 +263,16 @@ def drop_dead_entries(root, cg=None):
     mng = cg.mng
     groups = CallGroups(cg)
     dropped = 0
+    returned_by = {}
+    for g in mng.graphs:
+        returned_by.setdefault(g.output, set()).add(g)
     for members, sites in groups.groups:
         outs = {g.output for g in members if not groups.passes_through(g)}
-        # each output is a make_tuple used by nothing else
-        if not all(o.is_apply(P.make_tuple) and not mng.users(o) for o in outs):
+        # each output is a make_tuple used by nothing else, and returned by no graph
+        # outside the group (two ifs whose branches return one free variable: what
+        # one's callers leave unread, the other's may read)
+        if not all(o.is_apply(P.make_tuple) and not mng.users(o)
+                   and returned_by[o] <= set(members) for o in outs):
             continue
         width = {len(o.inputs) - 1 for o in outs}
         if len(width) != 1:
