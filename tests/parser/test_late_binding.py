@@ -102,7 +102,7 @@ def factory(x):
     (lambda_called_in_a_loop_that_assigns, (1.0, 2), 60, "v"),
     (lambda_called_after_an_if_that_assigns, (1.0,), 71, "v"),
     (def_calling_a_named_lambda, (1.0,), 82, "v"),
-    (factory, (1.0,), 91, "v"),
+    (factory, (1.0,), 93, "v"),
 ])
 def test_where_python_would_read_a_later_value_it_is_refused(fn, args, line, name):
     with pytest.raises(MyiaSyntaxError) as info:
@@ -160,8 +160,20 @@ def factory_made_and_called_in_the_loop(x, n):
     return s
 
 
+def factory_result_used_before_the_assignment(x, n):
+    v = x * 0.5
+    for _ in range(n):
+        def mk(c):
+            return lambda u: u * v
+
+        m = mk(v)
+        v = 0.5 * v + m(3.0)  # m reads v before it is assigned: Python agrees
+    return v
+
+
 @pytest.mark.parametrize("fn, args", [
     (closure_made_in_the_loop, (1.5, 3)),
+    (factory_result_used_before_the_assignment, (1.5, 3)),
     (factory_made_and_called_in_the_loop, (1.5, 3)),
     (never_reassigned, (1.5, 3)),
     (reassigned_after_the_last_use, (1.5,)),

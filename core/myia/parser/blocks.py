@@ -139,8 +139,8 @@ class SSAState:
         self.no_effects = set()  # the initial effects constant of each function
         self.hidden_names = set()
         #: [(node a closure captured, the variable's node where it is used, closure
-        #: graph, variable name, loc of the use, the phi read or None)]: see
-        #: myia.parser.captures
+        #: graph, variable name, loc of the use, (the phi read or None, what it must
+        #: turn out to be for the check to apply))]: see myia.parser.captures
         self.stale_reads = []
 
     def apply(self, graph, fn, *args, loc=None, name=None):
@@ -201,8 +201,9 @@ class SSAState:
                 args = jump.inputs[1:]
                 jump.inputs = [jump.inputs[0]] + [args[k] for k in keep]
         self._check_undefined()
-        for captured, current, graph, name, loc, when in self.stale_reads:
-            if when is not None and getattr(find(when), "value", None) is not graph:
+        for captured, current, graph, name, loc, (phi, target) in self.stale_reads:
+            if phi is not None and find(phi) is not target \
+                    and getattr(find(phi), "value", None) is not target:
                 continue  # a phi that is not (only) this closure
             if find(captured) is not find(current):
                 raise stale_read_error(graph, name, loc)

@@ -38,6 +38,9 @@ class Captures:
         #: (a factory: what it returns may be such a closure, so a call lets them escape)
         self.factories = {}
         self.depth = {}  # {closure: how many loops are around its def}
+        #: {factory call bound to a name: (factory graph, {name: node it reads})}
+        self.results = {}
+        self.pending = None  # (the factory call being parsed, bound to a name)
 
     def record(self, graph, name, node):
         """The closure `graph` (a child of this function) read variable `name`: `node`."""
@@ -67,21 +70,39 @@ class Captures:
                     out.setdefault(k, v)
         return out
 
-    def use(self, graph, loc, escapes, when=None):
+    def use(self, graph, loc, escapes, when=None, bound=False):
         """The closure `graph` is used by name at `loc`: the variables it captured must
         hold the same values there; `escapes`: it is also stored (see the module);
-        `when`: the phi read, which must turn out to be `graph` for the check to hold."""
+        `when`: the phi read, which must turn out to be `graph` for the check to hold;
+        `bound`: a factory called, its result bound to a name (`m = mk()`), whose
+        uses are checked in its turn (`made`)."""
         captured = self.captured(graph)
         if not captured:
             return
+        self.check(graph, captured, loc, (when, graph))
+        if when is None and escapes:
+            self.escape(graph, captured, loc)
+        elif when is None and graph in self.factories:
+            if bound:
+                block = self.parser.block
+                self.pending = (graph, {name: block.read(name, loc)
+                                        for name in self.factories[graph]})
+            else:
+                self.escape(graph, self.factories[graph], loc, kept=False)
+
+    def check(self, graph, captured, loc, when):
+        """At `loc`, each variable of `captured` ({name: node}) must hold that node
+        (once the phis are known; `when`: (the phi read, what it must turn out to be
+        for the check to apply) or (None, _))."""
         block = self.parser.block
         for name, node in captured.items():
             self.parser.ssa.stale_reads.append((node, block.read(name, loc), graph, name, loc,
                                                 when))
-        if when is None and escapes:
-            self.escape(graph, captured, loc)
-        elif when is None and graph in self.factories:
-            self.escape(graph, self.factories[graph], loc, kept=False)
+
+    def made(self, call):
+        """The closure the factory call `call` (bound to a name) returned: what its
+        reads must hold at each use of that name, or None."""
+        return self.results.get(call)
 
     def escape(self, graph, captured, loc, kept=True):
         """`graph` escapes at `loc`: stored (`kept`), or a factory called (what it

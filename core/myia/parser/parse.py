@@ -446,6 +446,7 @@ class Parser:
         self.closure_values = {}  # {variable: the closures assigned to it}
         self.captures = Captures(self)
         self._used = None  # the Name or Lambda node whose closure is used where it is
+        self._bound_callee = None  # the callee of `name = callee(...)` (a factory?)
         if isinstance(node, ast.Lambda):
             self.body = None
             counts = Counter()
@@ -665,7 +666,14 @@ class Parser:
     def visit_Assign(self, node):
         # (a closure bound to a name is followed: each use of the name is checked)
         one_name = len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        call = node.value if one_name and isinstance(node.value, ast.Call) else None
+        # (`m = mk()`: what a factory returns is followed as a closure bound to `m`)
+        self._bound_callee = call.func if call is not None else None
+        self.captures.pending = None
         value = self.used(node.value) if one_name else self.expr(node.value)
+        made, self.captures.pending = self.captures.pending, None
+        if made is not None:
+            self.captures.results[value] = made
         for target in node.targets:
             self.assign(target, value)
 
@@ -690,6 +698,8 @@ class Parser:
             self.captures.assigned(target.id, self.loc(target))
             if isinstance(value, Constant) and isinstance(value.value, Graph):
                 self.closure_values.setdefault(target.id, set()).add(value.value)
+            elif self.captures.made(value) is not None:
+                self.closure_values.setdefault(target.id, set()).add(value)
             self.block.write(target.id, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for i, elt in enumerate(target.elts):
@@ -1129,11 +1139,21 @@ class Parser:
         loc = self.loc(node)
         value = self.lookup(node.id, loc, as_callee)
         if value.__class__ is Constant and value.value.__class__ is Graph:
-            self.captures.use(value.value, loc, escapes=node is not self._used)
+            self.captures.use(value.value, loc, escapes=node is not self._used,
+                              bound=node is self._bound_callee)
         elif isinstance(value, Parameter) and node.id in self.closure_values:
             # a phi (a loop, a join), known once all are: each closure it may be
-            for graph in self.closure_values[node.id]:
-                self.captures.use(graph, loc, escapes=False, when=value)
+            for fn in self.closure_values[node.id]:
+                if isinstance(fn, Graph):
+                    self.captures.use(fn, loc, escapes=False, when=value)
+                else:  # what a factory returned
+                    graph, reads = self.captures.made(fn)
+                    self.captures.check(graph, reads, loc, (value, fn))
+        elif self.captures.made(value) is not None:
+            graph, reads = self.captures.made(value)
+            self.captures.check(graph, reads, loc, (None, None))
+            if node is not self._used:  # kept in a container: escapes
+                self.captures.escape(graph, reads, loc)
         return value
 
     def used(self, node, as_callee=False):
