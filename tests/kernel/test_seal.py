@@ -743,3 +743,47 @@ def test_the_locked_kernel_refuses_every_python_route(jupyter_env, kernel_folder
         kc.stop_channels()
         km.shutdown_kernel(now=True)
     assert _planted_that_ran(m.root) == []
+
+
+#: the chain of issue 32 (a locked kernel with a memory limit), through jupyter_client:
+#: each cell must be refused; none may write a file, read the secret or allocate
+LOCKED_CHAIN = [
+    ("from numpy import savetxt as T", "MyiaSyntaxError", "`numpy.savetxt` is not part"),
+    ("from numpy import load as LD", "MyiaSyntaxError", "`numpy.load` is not part"),
+    ("(jvp, max([(np.sin, PWN, x, '%s')], key=call3))", "MyiaSyntaxError",
+     "a function cannot be passed to `max` here"),
+    ("(jvp, max([1.0, 2.0], key=call3))", "MyiaSyntaxError",
+     "a function cannot be passed to `max` here"),
+    ("(jvp, np.ones(2**28))[1]", "MyiaMemoryError", "built before the program runs"),
+    ("%grad probe 0 np.ones(3 * 10**9)", "MyiaMemoryError", "built before the program runs"),
+    ("(jvp, sum([[1] * 3000] * 3000, []))[0]", "MyiaSyntaxError", "`sum` of sequences"),
+    ("%%python\nopen(PWN, 'w')", "UsageError", LOCKED_MESSAGE),
+]
+
+
+def test_the_chain_of_issue_32_through_a_locked_kernel(tmp_path):
+    from .kernel_env import setup_jupyter_env
+
+    setup_jupyter_env()
+    m = Markers(tmp_path)
+    env = dict(os.environ, MYIA_LOCKED="1", MYIA_MEMORY_LIMIT="1GiB")
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="myia", startup_timeout=120, env=env,
+                              cwd=str(tmp_path))
+    try:
+        for code in ["def probe(x):\n    return x * x", "x = np.ones(2)",
+                     "def call3(p):\n    return p[0](p[1], p[2], p[3])"]:
+            assert execute(kc, code)[0]["status"] == "ok", code
+        for code, kind, fragment in LOCKED_CHAIN:
+            reply, outputs = execute(kc, m.fill(code))
+            assert reply["status"] == "error", code
+            assert reply["ename"] == kind and fragment in reply["evalue"], (code, reply)
+            m.check_untouched(outputs)
+        reply, outputs = execute(kc, "probe(3.0)")
+        assert [o["content"]["data"]["text/plain"] for o in outputs
+                if o["msg_type"] == "execute_result"] == ["9.0"]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    m.check_untouched()
