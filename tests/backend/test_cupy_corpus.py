@@ -263,3 +263,30 @@ def test_dtypes_and_ieee(name, fn, args, rtol, device):
     for g, w in zip(got if isinstance(got, tuple) else (got,),
                     want if isinstance(want, tuple) else (want,)):
         assert np.asarray(g).dtype == np.asarray(w).dtype
+
+
+# ---- the derivatives of issue 31, on the CuPy backend too ----------------------------------
+
+
+def _issue_31_cases():
+    from tests.ad import test_transforms_agree as T
+
+    a = np.ones(3)
+    gg = lambda f: myia.grad(myia.grad(f))  # noqa: E731
+    return [
+        pytest.param(gg(T.closure_called_twice_after_a_kept_loop), (0.45, a), id="closure-loop"),
+        pytest.param(gg(T.closure_called_twice), (0.45, a), id="closure-twice"),
+        pytest.param(gg(T.loop_over_a_tuple_of_functions), (0.6875, a), id="tuple-of-fns"),
+        pytest.param(gg(T.where_of_a_broadcast), (0.7, 1.0), id="where-broadcast"),
+        pytest.param(myia.grad(T.unused_argument_of_a_chosen_function), (0.5,),
+                     id="symbolic-zero"),
+        pytest.param(gg(T.two_ifs_on_the_same_value), (0.0,), id="two-ifs"),
+    ]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("fn, args", _issue_31_cases())
+def test_the_derivatives_of_issue_31_equal_the_vms(fn, args, device):
+    want = myia.compile(fn, backend="vm")(*args)
+    got = run_on(device, fn, args)
+    assert_same(got, want, rtol=RTOL, atol=ATOL)
