@@ -279,7 +279,8 @@ def test_the_renderer(program_dir):
     assert len(decisions) > 3 and margin > 0
 
 
-# ---- bugs the generator found, fixed: their minimal programs ------------------------
+# ---- bugs the generator found, fixed: their minimal programs (the others are in
+# test_transforms_agree.py and tests/parser/test_late_binding.py) ---------------------
 
 
 def _double(u):
@@ -304,28 +305,3 @@ def test_jvp_of_a_loop_over_functions_with_a_second_argument(backend):
         assert myia.jvp(loop_over_two_functions, primals, tangents) == pytest.approx(
             (2.4, 3.0))
         assert myia.hessian(loop_over_two_functions)(*primals) == 0.0
-
-
-def stale_through_a_named_lambda(x):
-    v = x * 3.0
-    h = lambda u: u * v  # noqa: E731
-    def g(u):
-        return h(u) + 1.0
-    v = v * 2.0
-    return g(x)  # Python: x * 6x + 1; a Myia that compiled it: x * 3x + 1
-
-
-def stale_through_a_factory(x):
-    v = x * 3.0
-    def mk():
-        return lambda u: u * v
-    m = mk()
-    v = v * 2.0
-    return m(x)  # Python: x * 6x
-
-
-@pytest.mark.parametrize("fn", [stale_through_a_named_lambda, stale_through_a_factory],
-                         ids=lambda fn: fn.__name__)
-def test_a_stale_read_through_a_closure_value_is_refused(fn):
-    with pytest.raises(MyiaSyntaxError, match="assign(ed|s it|s) again"):
-        myia.compile(fn, backend="vm")(0.5)
