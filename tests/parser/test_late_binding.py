@@ -93,6 +93,23 @@ def factory(x):
     return m(x)
 
 
+def factory_through_a_nested_def(x):
+    v = x * 3.0
+
+    def outer():
+        def mk():
+            def q(u):
+                return u * v
+
+            return q
+
+        return mk()  # hands out what mk made
+
+    m = outer()
+    v = v * 2.0
+    return m(x)
+
+
 @pytest.mark.parametrize("fn, args, line, name", [
     (reassigned_before_the_call, (1.0,), 21, "x"),
     (reassigned_in_the_loop, (1.0, 3), 31, "x"),
@@ -103,6 +120,7 @@ def factory(x):
     (lambda_called_after_an_if_that_assigns, (1.0,), 71, "v"),
     (def_calling_a_named_lambda, (1.0,), 82, "v"),
     (factory, (1.0,), 93, "v"),
+    (factory_through_a_nested_def, (1.0,), 110, "v"),
 ])
 def test_where_python_would_read_a_later_value_it_is_refused(fn, args, line, name):
     with pytest.raises(MyiaSyntaxError) as info:
@@ -171,7 +189,25 @@ def factory_result_used_before_the_assignment(x, n):
     return v
 
 
+def def_in_a_loop_calling_its_closures(x, n):
+    # (found by tests/ad/test_transforms_fuzz.py: `g` only calls the closure it makes,
+    # so the loop's next assignment of `v` is no late read; it was refused)
+    v = x
+    i = 0
+    while i < n:
+        def g(u):
+            def q(w):
+                return 1.0 / ((0.5 * n) if v > 2.0 else w)
+
+            return q(u) + q(u * u + 1.0)
+
+        v = 0.5 * v + g(v)
+        i = i + 1
+    return v
+
+
 @pytest.mark.parametrize("fn, args", [
+    (def_in_a_loop_calling_its_closures, (1.5, 3)),
     (closure_made_in_the_loop, (1.5, 3)),
     (factory_result_used_before_the_assignment, (1.5, 3)),
     (factory_made_and_called_in_the_loop, (1.5, 3)),

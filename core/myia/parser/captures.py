@@ -16,6 +16,12 @@ line of the use, rather than compute another number than Python:
   an operand) *escapes*: no variable it captured may be assigned after that, later in
   the function or anywhere in a loop around it, since any later point may call it.
 
+A function that makes closures reading this function's variables is a *factory*
+where it may hand one out (return it, store it, name it elsewhere than as a callee
+or an argument, or call a nested def that hands one out): a call of a factory lets
+what it read escape.  One that only calls the closures it makes is not: they die
+with its call, and the checks of its own uses cover what they read.
+
 A closure passed to a call is used there: a function that would keep it and return
 it for a later call (other than `grad` and friends, whose result is a name's value or
 called at once) is not followed.
@@ -38,6 +44,9 @@ class Captures:
         #: (a factory: what it returns may be such a closure, so a call lets them escape)
         self.factories = {}
         self.depth = {}  # {closure: how many loops are around its def}
+        #: the closures of this function that may return (or keep) a closure they make
+        #: or get: only those are factories (`Parser.hands_out`)
+        self.handing = set()
         #: {factory call bound to a name: (factory graph, {name: node it reads})}
         self.results = {}
         self.pending = None  # (the factory call being parsed, bound to a name)

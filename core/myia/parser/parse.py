@@ -446,6 +446,11 @@ class Parser:
         self.closure_values = {}  # {variable: the closures assigned to it}
         self.captures = Captures(self)
         self._used = None  # the Name or Lambda node whose closure is used where it is
+        self._argument = None  # the argument of a call being parsed
+        #: a closure may leave this function (returned, stored, or made by a nested
+        #: def that hands one out): else the closures it makes die with its call, and
+        #: its parent need not treat it as a factory (see myia.parser.captures)
+        self.hands_out = False
         self._bound_callee = None  # the callee of `name = callee(...)` (a factory?)
         if isinstance(node, ast.Lambda):
             self.body = None
@@ -618,7 +623,12 @@ class Parser:
 
     def nested_function(self, node, graph):
         self.captures.depth[graph] = len(self.loop_assignments)
-        Parser(node, graph, self.source, self.resolver, self.ssa, self, self.block).run()
+        child = Parser(node, graph, self.source, self.resolver, self.ssa, self, self.block)
+        child.run()
+        if child.hands_out:
+            self.captures.handing.add(graph)
+        else:  # the closures it makes only run during its calls
+            self.captures.factories.pop(graph, None)
 
     def do_return(self, value, loc):
         """End the current block returning `value`.
@@ -1138,11 +1148,19 @@ class Parser:
     def visit_Name(self, node, as_callee=False):
         loc = self.loc(node)
         value = self.lookup(node.id, loc, as_callee)
+        # a closure named elsewhere than as a callee or an argument may leave this
+        # function; so may what a nested def that hands closures out returns
+        handed = not as_callee and node is not self._argument
         if value.__class__ is Constant and value.value.__class__ is Graph:
+            if handed or value.value in self.captures.handing:
+                self.hands_out = True
             self.captures.use(value.value, loc, escapes=node is not self._used,
                               bound=node is self._bound_callee)
         elif isinstance(value, Parameter) and node.id in self.closure_values:
             # a phi (a loop, a join), known once all are: each closure it may be
+            if handed or any(not isinstance(fn, Graph) or fn in self.captures.handing
+                             for fn in self.closure_values[node.id]):
+                self.hands_out = True
             for fn in self.closure_values[node.id]:
                 if isinstance(fn, Graph):
                     self.captures.use(fn, loc, escapes=False, when=value)
@@ -1150,6 +1168,7 @@ class Parser:
                     graph, reads = self.captures.made(fn)
                     self.captures.check(graph, reads, loc, (value, fn))
         elif self.captures.made(value) is not None:
+            self.hands_out = True
             graph, reads = self.captures.made(value)
             self.captures.check(graph, reads, loc, (None, None))
             if node is not self._used:  # kept in a container: escapes
@@ -1290,6 +1309,8 @@ class Parser:
         loc = self.loc(node)
         graph = make_signature(node, "<lambda>", self.source, self._static_object)
         escapes = node is not self._used
+        if node is not self._argument:
+            self.hands_out = True
         self.nested_function(node, graph)
         if escapes:
             captured = self.captures.captured(graph)
@@ -1368,14 +1389,23 @@ class Parser:
         if isinstance(func, ast.Name) and self._static_object(func) is isinstance \
                 and len(node.args) == 2 and not node.keywords:
             return self._isinstance(node, loc)
-        keywords = [(k.arg, self.used(k.value), self.loc(k)) for k in node.keywords]
+        keywords = [(k.arg, self.argument(k.value), self.loc(k)) for k in node.keywords]
         if isinstance(func, ast.Attribute):
             _check_dunder(func, self.source)
             if not isinstance(self._static_object(func.value), types.ModuleType):
                 return self._method_call(node, func, keywords, loc, text)
         fn = self.used(func, as_callee=True)
-        args = [self.used(a) for a in node.args]
+        args = [self.argument(a) for a in node.args]
         return self.call(fn, args, keywords, loc, text)
+
+    def argument(self, node):
+        """The node of `node`, an argument of a call (a closure named there is used by
+        the call, not handed out: see `hands_out`)."""
+        self._argument = node
+        try:
+            return self.used(node)
+        finally:
+            self._argument = None
 
     def _isinstance(self, node, loc):
         """`isinstance(x, list)`: a question about x's type, answered at compile time;
