@@ -34,12 +34,13 @@ def setup_jupyter_env():
     return root
 
 
-def start_kernel(backend=None):
-    """A kernel process (and its client); on `backend` ($MYIA_BACKEND) if given."""
+def start_kernel(backend=None, **environ):
+    """A kernel process (and its client); on `backend` ($MYIA_BACKEND) if given, with
+    the environment variables `environ` besides this process's."""
     from jupyter_client.manager import start_new_kernel
 
     setup_jupyter_env()
-    env = dict(os.environ)
+    env = dict(os.environ, **environ)
     if backend is not None:
         env["MYIA_BACKEND"] = backend
     return start_new_kernel(kernel_name="myia", startup_timeout=120, env=env)

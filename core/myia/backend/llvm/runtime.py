@@ -3,8 +3,10 @@ calls, and the conventions every compiled function keeps.
 
 Engine.  One per process, for the host CPU (name and features: AVX2/AVX-512 where
 present), optimizing at O3 with the new pass builder (llvmlite 0.50 has no legacy pass
-manager); a program with much straight-line array code is compiled in parts, its
-straight-line code without optimization (see `tiers`).  Each compiled program gets an
+manager), in a helper process that is replaced now and then, because llvmlite leaks
+what each pipeline run leaves (see `objects`); a program with much straight-line
+array code is compiled in parts, its straight-line code without optimization (see
+`tiers`).  Each compiled program gets an
 MCJIT engine of its own (`Code`), freed with its machine code when nothing refers to
 the program any more (the callables made from it hold it).  Helpers that every
 program calls are compiled once, into the process's own engine, for good
@@ -47,6 +49,7 @@ import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
 from ...prim.mathfn import LIBM
+from .objects import ObjectMaker, ObjectProcess
 
 # ---- status codes and the context -----------------------------------------------------
 
@@ -327,17 +330,21 @@ class Engine:
         self.cpu = llvm.get_host_cpu_name()
         self.features = llvm.get_host_cpu_features().flatten()
         target = llvm.Target.from_triple(self.triple)
-        # one target machine per engine (the engine owns and frees it); another one
-        # for the optimizer's pass builder
+        # one target machine per engine (the engine owns and frees it)
         self._engine_tm = target.create_target_machine(
             cpu=self.cpu, features=self.features, opt=3, jit=True)
-        self.tm = target.create_target_machine(
-            cpu=self.cpu, features=self.features, opt=3, jit=True)
-        # and one that emits the cold tier (see `tiers`): fast instruction selection
-        self.tm_cold = target.create_target_machine(
-            cpu=self.cpu, features=self.features, opt=0, jit=True)
+        # the pipelines, here (`tm` gives the lowering its data layout) and in a helper
+        # process where they run (see `objects`)
+        self.maker = ObjectMaker(self.triple, self.cpu, self.features)
+        self.tm = self.maker.tm
+        if os.environ.get("MYIA_LLVM_OBJECTS", "process").lower() == "inprocess":
+            self.objects = self.maker
+        else:
+            self.objects = ObjectProcess(self.triple, self.cpu, self.features)
+            self.objects.start()
+            weakref.finalize(self, self.objects.close)
         self.tiers = os.environ.get("MYIA_LLVM_TIERS", "1").lower() not in ("0", "off", "no")
-        self.data_layout = str(self.tm.target_data)
+        self.data_layout = self.maker.data_layout
         backing = llvm.parse_assembly("")
         backing.triple = self.triple
         self.ee = llvm.create_mcjit_compiler(backing, self._engine_tm)
@@ -498,27 +505,6 @@ class Engine:
 
     # ---- compiling ----------------------------------------------------------------
 
-    def optimize(self, mod, level=3):
-        """The O3 pipeline, without loop unrolling (array kernels have static trip
-        counts: unrolled fully, they multiply the code and the compile time by eight
-        for no gain) and without the loop vectorizer (the kernels are vectorized when
-        they are emitted)."""
-        pto = llvm.create_pipeline_tuning_options(speed_level=level)
-        pto.loop_vectorization = False
-        pto.slp_vectorization = level >= 2
-        pto.loop_unrolling = False
-        pb = llvm.create_pass_builder(self.tm, pto)
-        pm = pb.getModulePassManager()
-        pm.run(mod, pb)
-
-    def _sroa(self, mod):
-        """Allocas to registers: all the kernels' IR needs (see `tiers`)."""
-        pto = llvm.create_pipeline_tuning_options(speed_level=0)
-        pb = llvm.create_pass_builder(self.tm, pto)
-        pm = llvm.create_new_module_pass_manager()
-        pm.add_sroa_pass()
-        pm.run(mod, pb)
-
     def load_permanent(self, key, names):
         """The addresses of `names` from the object cached under `key` (one object),
         loaded into the process's engine; None if there is no such object."""
@@ -595,28 +581,13 @@ class Engine:
                 self.cache_hits += 1
                 if dump is not None:  # the same module was loaded before: optimize a copy
                     dump["optimized"] = "\n".join(
-                        self._optimized_text(text, how, level) for text, how in parts)
+                        self.objects.make(parts, level, want_text=True)[1])
                 return Code({n: hit[1][r] for n, r in real.items()}, held)
             objs = _unpack_objects(self.disk.load(digest))
             t1 = time.perf_counter()
             if objs is None or len(objs) != len(parts) or dump is not None:
-                objs = []
-                optimized = []
-                for text, how in parts:
-                    ta = time.perf_counter()
-                    mod = llvm.parse_assembly(text)
-                    mod.triple = self.triple
-                    mod.data_layout = self.data_layout
-                    mod.verify()
-                    tb = time.perf_counter()
-                    self._passes(mod, how, level)
-                    tc = time.perf_counter()
-                    t_parse += tb - ta
-                    t_opt += tc - tb
-                    if dump is not None:
-                        optimized.append(str(mod))
-                    fast = how in ("cold", "straight")
-                    objs.append((self.tm_cold if fast else self.tm).emit_object(mod))
+                objs, optimized, t_parse, t_opt = self.objects.make(
+                    parts, level, want_text=dump is not None)
                 if dump is not None:
                     dump["optimized"] = "\n".join(optimized)
                 self.disk.store(digest, _pack_objects(objs))
@@ -655,23 +626,6 @@ class Engine:
         with self.lock:
             if self._memory_cache.get(digest, (None,))[0] is ref:
                 del self._memory_cache[digest]
-
-    def _optimized_text(self, text, how, level):
-        """The IR of one part of a module after the passes `compile` runs on it."""
-        mod = llvm.parse_assembly(text)
-        mod.triple = self.triple
-        mod.data_layout = self.data_layout
-        self._passes(mod, how, level)
-        return str(mod)
-
-    def _passes(self, mod, how, level):
-        """The IR passes of a part of kind `how` (see `tiers`)."""
-        if how == "optimized":
-            self.optimize(mod, level)
-        elif how == "straight":
-            self.optimize(mod, min(level, 1))
-        elif how == "kernels":
-            self._sroa(mod)
 
     def new_module(self, name):
         m = ir.Module(name=name)
