@@ -63,3 +63,23 @@ def test_a_quadratic_sum_of_sequences_is_refused():
     e = err(s, "(jvp, sum([[1] * 3000] * 3000, []))[0]")
     assert e["ename"] == "MyiaSyntaxError" and "`sum` of sequences" in e["evalue"]
     assert ok(s, "(jvp, sum([1.0, 2.0]))[1]").value == 3.0
+
+
+@pytest.mark.parametrize("code", [
+    "(1.0,) * 10**9",
+    "def rep(a):\n    return a * len([0.0] * 10**9)\nrep(1.0)",
+    "def rep2(a):\n    n = 10**5\n    return np.sum(np.array(n * [a, a]))\nrep2(1.0)",
+])
+def test_a_long_repetition_of_a_list_is_refused_before_it_is_built(code):
+    """A list's length is static: `[0.0] * 10**9` was built, and each element typed,
+    at compile time (8 GB and minutes past a 1 GiB and 5 s limit)."""
+    s = Session(backend="llvm", memory_limit=2**30, time_limit=5)
+    try:
+        e = err(s, code)
+        assert e["ename"] == "MyiaValueError", e
+        assert "at most 10000" in e["evalue"] and "np.zeros(n)" in "".join(e["traceback"])
+        assert any("^" in line for line in e["traceback"])  # located
+        assert ok(s, "def short(a):\n    return np.sum(np.array([a] * 3))\nshort(2.0)"
+                  ).value == 6.0
+    finally:
+        limits.set_memory_limit(None)

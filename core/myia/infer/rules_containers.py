@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import MyiaTypeError, MyiaValueError
 from ..prim import ops as P
+from ..prim.arith import check_repetition
 from .abstract import (
     KEY_TYPES,
     LIST,
@@ -58,6 +59,7 @@ def repeat(x, y):
             f"compile time, got {n}",
             hint="the length of a list is static: repeat it by a constant, or by a "
                  "length or a shape")
+    check_repetition(len(seq.elements), count)
     return ATuple(seq.elements * max(int(count), 0), seq.kind)
 
 

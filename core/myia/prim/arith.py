@@ -73,8 +73,33 @@ def _int64(fn, name):
                 raise MyiaOverflowError(OVERFLOW[name].format(
                     a=ints[0], b=ints[1] if len(ints) > 1 else None))
             return np.int64(r) if _numpy_scalars(*args) else r
+        if name == "mul":
+            _check_repetition(*args)
         return fn(*args)
     return impl
+
+
+#: the most elements a tuple or a list repetition makes: their length is static, each
+#: element a value the compiler types (some 10 us and 1 KB each)
+MAX_REPEATED = 10_000
+
+
+def check_repetition(length, n):
+    """`[0.0] * n` (or `n * (a, b)`) of a sequence of `length` elements, refused before
+    it is built where it would be too long to compile."""
+    total = length * max(int(n), 0)
+    if total > MAX_REPEATED:
+        raise MyiaValueError(
+            f"this repetition makes a list or tuple of {total} elements; a list's length "
+            f"is static in Myia (each element is typed when the program compiles), and "
+            f"at most {MAX_REPEATED} are made this way",
+            hint="use an array for many numbers: np.zeros(n), np.full(n, value)")
+
+
+def _check_repetition(x, y):
+    seq, n = (x, y) if isinstance(x, (tuple, list)) else (y, x)
+    if isinstance(seq, (tuple, list)) and isinstance(n, (int, np.integer)):
+        check_repetition(len(seq), n)
 
 
 def _any_array(x, y):
