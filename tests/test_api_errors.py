@@ -55,3 +55,15 @@ def test_a_list_that_holds_itself_is_refused(backend):
     xs.append(xs)
     with pytest.raises(MyiaTypeError, match="holds itself"):
         myia.compile(first, backend=backend)(xs)
+
+
+def test_compiling_a_hessian_says_to_call_it():
+    """myia.hessian runs in Python (a jvp per direction): myia.compile of one said
+    "cannot parse `f`: it is a builtin or C function"."""
+    def cube(x):
+        return x * x * x
+
+    with pytest.raises(MyiaTypeError, match="it is a myia.hessian") as info:
+        myia.compile(myia.hessian(cube))
+    assert "call it directly" in str(info.value)
+    assert myia.hessian(cube)(2.0) == pytest.approx(12.0)

@@ -11,7 +11,7 @@ import weakref
 
 import numpy as np
 
-from .errors import MyiaError, MyiaGradError, MyiaValueError
+from .errors import MyiaError, MyiaGradError, MyiaTypeError, MyiaValueError
 from . import progress
 
 BACKENDS = ("vm", "llvm", "cupy")
@@ -94,6 +94,11 @@ class CompiledFunction:
         if backend not in BACKENDS:
             raise MyiaValueError(f"unknown backend {backend!r}",
                                  hint=f"choose one of {', '.join(BACKENDS)}")
+        if hasattr(type(fn), "__myia_not_in_subset__"):  # (myia.hessian)
+            what, _ = type(fn).__myia_not_in_subset__
+            raise MyiaTypeError(f"myia.compile cannot compile this function: {what}",
+                                hint="call it directly, as myia.hessian(f)(x): it compiles "
+                                     "what it runs")
         self.fn = fn
         self.backend = backend
         self.pipeline = Pipeline(backend)

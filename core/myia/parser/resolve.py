@@ -207,7 +207,6 @@ def _nearest_hint(value, text):
         return (f"compiled code computes with the data it is given: prepare it in plain "
                 f"Python ({text}(...) outside the function, or in a %%python cell of the "
                 f"Myia kernel) and pass it as an argument")
-    prefix = text.rsplit(".", 1)[0] + "." if "." in text else ""
     known = {}
     for obj in lib.PYTHON_TO_MYIA:
         name = getattr(obj, "__name__", None)

@@ -133,9 +133,6 @@ class Group:
     def __repr__(self):
         return f"<Group {self.id} {self.label!r} {len(self.items)} items>"
 
-    def __repr__(self):
-        return f"<Cluster {self.id} {len(self.items)} items>"
-
 
 class Scene:
     """clusters (in drawing order), edges, items ({id: Item}), and ir_names: the
