@@ -11,6 +11,7 @@ program of its function for the same signature (see `myia.api.GradFunction`).
 """
 
 import inspect
+import math
 
 import numpy as np
 
@@ -45,7 +46,46 @@ def to_graph(fn, signature=None):
         return as_graph()
     if isinstance(fn, Graph):
         return fn
+    library = _library_graph(fn)
+    if library is not None:
+        return library
     return parse(fn)
+
+
+#: {library function: its graph} (see `_library_graph`)
+_LIBRARY_GRAPHS = {}
+
+
+def _library_graph(fn):
+    """A graph that calls `fn`, a NumPy ufunc or a `math` function that Myia knows (as
+    JAX takes `jnp.sin`: `myia.grad(np.sin)`, `myia.jvp(np.tanh, ...)`), or None."""
+    from . import lib
+    from .parser import parse_source
+
+    try:
+        if fn in _LIBRARY_GRAPHS:
+            return _LIBRARY_GRAPHS[fn]
+        known = fn in lib.PYTHON_TO_MYIA
+    except TypeError:  # unhashable: not a library function
+        return None
+    if not known:
+        return None
+    if isinstance(fn, np.ufunc) and fn.nout == 1:
+        arity = fn.nin
+    elif getattr(fn, "__self__", None) is math:
+        try:
+            arity = len(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            return None
+    else:
+        return None
+    name = fn.__name__
+    params = ", ".join("xyzw"[:arity])
+    prefix = "np." if isinstance(fn, np.ufunc) else "math."
+    source = f"def {name}({params}):\n    return {prefix}{name}({params})\n"
+    graph = parse_source(source, f"<{prefix}{name}>", {"np": np, "math": math})[name]
+    _LIBRARY_GRAPHS[fn] = graph
+    return graph
 
 
 def header(fn):
