@@ -42,21 +42,37 @@ def _compile_new(tmp_path, k):
     assert c(0.5) == pytest.approx(f(0.5), rel=1e-12)
 
 
-def test_the_pipelines_run_in_a_helper_process(fresh_engine, tmp_path):
-    if not isinstance(fresh_engine.objects, objects.ObjectProcess):
+def test_the_first_modules_are_made_here_the_others_in_a_helper_process(
+        fresh_engine, tmp_path, monkeypatch):
+    process = objects.ObjectProcess(fresh_engine.triple, fresh_engine.cpu,
+                                    fresh_engine.features, in_process_first=2,
+                                    maker=fresh_engine.maker)
+    monkeypatch.setattr(fresh_engine, "objects", process)
+    try:
+        _compile_new(tmp_path, 1)
+        _compile_new(tmp_path, 2)
+        assert process.child is None and process.total == 2
+        _compile_new(tmp_path, 3)
+        assert process.child.poll() is None and process.total == 3
+    finally:
+        process.close()
+
+
+def test_the_engine_uses_a_helper_process_after_its_first_modules():
+    e = runtime.engine()
+    if not isinstance(e.objects, objects.ObjectProcess):
         pytest.skip("MYIA_LLVM_OBJECTS=inprocess")
-    before = fresh_engine.objects.total
-    _compile_new(tmp_path, 1)
-    assert fresh_engine.objects.total > before
-    assert fresh_engine.objects.child.poll() is None
+    assert e.objects.maker is e.maker
+    assert e.objects.local_left <= objects.IN_PROCESS_FIRST
 
 
 @pytest.mark.timeout(600)
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads /proc (Linux)")
 def test_compiling_many_programs_keeps_no_memory_per_program(fresh_engine, tmp_path):
     """300 programs compiled (each through the O3 pipeline) and dropped: this process
-    keeps under 20 KB for each; in process, llvmlite's pipelines kept ~60 KB each."""
-    for k in range(30):
+    keeps under 20 KB for each; in process, llvmlite's pipelines kept ~60 KB each.
+    (The warm-up passes the modules that a process makes itself.)"""
+    for k in range(objects.IN_PROCESS_FIRST + 10):
         _compile_new(tmp_path, k)
     gc.collect()
     before = _rss()

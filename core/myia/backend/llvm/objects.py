@@ -7,9 +7,11 @@ each run of a module pass manager registers more callbacks in it.  That is about
 56 KB for every module optimized at O3 (44 KB at O1), measured, whatever the
 module's size, and no API of llvmlite releases it.  A kernel session that compiles
 a function per redefinition and per cell would grow by that much per cell for as
-long as it runs.  So the pipelines run in a child process (`ObjectProcess`), which
-is replaced by a fresh one after `RECYCLE_AFTER` modules: the leak dies with it.
-The JIT engines that load the objects stay in this process (loading leaks nothing).
+long as it runs.  So, after its first `IN_PROCESS_FIRST` modules (a script that
+compiles a few programs does not wait for a child to start: ~70 ms, measured), a
+process runs the pipelines in a child process (`ObjectProcess`), which is replaced
+by a fresh one after `RECYCLE_AFTER` modules: the leak dies with it.  The JIT
+engines that load the objects stay in this process (loading leaks nothing).
 
 A child that crashes (an LLVM abort on some module) costs the one compilation an
 error, not the session; an interrupt while it works stops it at once.
@@ -33,6 +35,9 @@ import llvmlite.binding as llvm
 #: a child makes this many modules' objects, then a fresh one takes over (its leaked
 #: callbacks, about 56 KB a module, go with it: at most ~15 MB)
 RECYCLE_AFTER = 256
+#: the modules a process optimizes itself before it starts a child (what they leak
+#: stays: at most ~3.6 MB)
+IN_PROCESS_FIRST = 64
 
 
 class ObjectMaker:
@@ -113,10 +118,13 @@ class ObjectProcessError(RuntimeError):
 class ObjectProcess:
     """`ObjectMaker.make` in a child process: one request at a time (the engine's lock
     is held), each a marshalled (parts, level, want_text) after its length on the
-    child's stdin, answered likewise on its stdout."""
+    child's stdin, answered likewise on its stdout.  The first `in_process_first`
+    modules are made here, by `maker`."""
 
-    def __init__(self, triple, cpu, features):
+    def __init__(self, triple, cpu, features, in_process_first=0, maker=None):
         self.args = (triple, cpu, features)
+        self.maker = maker
+        self.local_left = in_process_first if maker is not None else 0
         self.child = None
         self.made = 0  # modules made by the current child
         self.started = 0  # children started, and modules made by all (for tests)
@@ -124,8 +132,7 @@ class ObjectProcess:
         self.last_exit = None
 
     def start(self):
-        """Start a child now (so that its start overlaps the lowering of the first
-        program) unless one runs."""
+        """Start a child unless one runs."""
         if self.child is None or self.child.poll() is not None:
             # a session of its own: an interrupt of the kernel's process group or a
             # terminal's Ctrl-C is this process's to handle (see `make`); the child
@@ -138,6 +145,10 @@ class ObjectProcess:
             self.started += 1
 
     def make(self, parts, level, want_text=False):
+        if self.local_left > 0:
+            self.local_left -= 1
+            self.total += 1
+            return self.maker.make(parts, level, want_text)
         if self.made >= RECYCLE_AFTER:
             self.close()
         reply = self._ask((parts, level, want_text))

@@ -3,14 +3,14 @@ calls, and the conventions every compiled function keeps.
 
 Engine.  One per process, for the host CPU (name and features: AVX2/AVX-512 where
 present), optimizing at O3 with the new pass builder (llvmlite 0.50 has no legacy pass
-manager), in a helper process that is replaced now and then, because llvmlite leaks
-what each pipeline run leaves (see `objects`); a program with much straight-line
-array code is compiled in parts, its straight-line code without optimization (see
-`tiers`).  Each compiled program gets an
-MCJIT engine of its own (`Code`), freed with its machine code when nothing refers to
-the program any more (the callables made from it hold it).  Helpers that every
-program calls are compiled once, into the process's own engine, for good
-(`_compile_runtime`).  Object files are cached on disk, verified (see `objcache`).
+manager), after a process's first modules in a helper process that is replaced now
+and then, because llvmlite leaks what each pipeline run leaves (see `objects`); a
+program with much straight-line array code is compiled in parts, its straight-line
+code without optimization (see `tiers`).  Each compiled program gets an MCJIT engine
+of its own (`Code`), freed with its machine code when nothing refers to the program
+any more (the callables made from it hold it).  Helpers that every program calls
+are compiled once, into the process's own engine, for good (`_compile_runtime`).
+Object files are cached on disk, verified (see `objcache`).
 
 Symbols.  Compiled code declares external functions by name; this module binds
 each name to an address with `llvm.add_symbol` before any module is compiled:
@@ -49,7 +49,7 @@ import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
 from ...prim.mathfn import LIBM
-from .objects import ObjectMaker, ObjectProcess
+from .objects import IN_PROCESS_FIRST, ObjectMaker, ObjectProcess
 
 # ---- status codes and the context -----------------------------------------------------
 
@@ -340,8 +340,9 @@ class Engine:
         if os.environ.get("MYIA_LLVM_OBJECTS", "process").lower() == "inprocess":
             self.objects = self.maker
         else:
-            self.objects = ObjectProcess(self.triple, self.cpu, self.features)
-            self.objects.start()
+            self.objects = ObjectProcess(self.triple, self.cpu, self.features,
+                                         in_process_first=IN_PROCESS_FIRST,
+                                         maker=self.maker)
             weakref.finalize(self, self.objects.close)
         self.tiers = os.environ.get("MYIA_LLVM_TIERS", "1").lower() not in ("0", "off", "no")
         self.data_layout = self.maker.data_layout
