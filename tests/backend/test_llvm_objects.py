@@ -36,6 +36,17 @@ def fresh_engine(monkeypatch):
     return e
 
 
+@pytest.fixture
+def process(fresh_engine, monkeypatch):
+    """An ObjectProcess of the test's own, that makes every module in a child, as the
+    engine's (closed after the test)."""
+    made = objects.ObjectProcess(fresh_engine.triple, fresh_engine.cpu,
+                                 fresh_engine.features)
+    monkeypatch.setattr(fresh_engine, "objects", made)
+    yield made
+    made.close()
+
+
 def _compile_new(tmp_path, k):
     f = _load(tmp_path / f"f{k}.py", k)
     c = myia.compile(f, backend="llvm")
@@ -60,10 +71,11 @@ def test_the_first_modules_are_made_here_the_others_in_a_helper_process(
 
 def test_the_engine_uses_a_helper_process_after_its_first_modules():
     e = runtime.engine()
-    if not isinstance(e.objects, objects.ObjectProcess):
-        pytest.skip("MYIA_LLVM_OBJECTS=inprocess")
-    assert e.objects.maker is e.maker
-    assert e.objects.local_left <= objects.IN_PROCESS_FIRST
+    if os.environ.get("MYIA_LLVM_OBJECTS", "").lower() == "inprocess":
+        assert e.objects is e.maker
+    else:
+        assert isinstance(e.objects, objects.ObjectProcess) and e.objects.maker is e.maker
+        assert e.objects.local_left <= objects.IN_PROCESS_FIRST
 
 
 @pytest.mark.timeout(600)
@@ -83,92 +95,65 @@ def test_compiling_many_programs_keeps_no_memory_per_program(fresh_engine, tmp_p
     assert per_program < 20 << 10, f"{per_program / 1024:.1f} KB kept per program"
 
 
-def test_a_child_is_replaced_after_recycle_after_modules(fresh_engine, tmp_path,
-                                                          monkeypatch):
-    process = objects.ObjectProcess(fresh_engine.triple, fresh_engine.cpu,
-                                    fresh_engine.features)
-    monkeypatch.setattr(fresh_engine, "objects", process)
+def test_a_child_is_replaced_after_recycle_after_modules(process, tmp_path, monkeypatch):
     monkeypatch.setattr(objects, "RECYCLE_AFTER", 2)
-    try:
-        for k in range(5):
-            _compile_new(tmp_path, 2000 + k)
-        assert process.started == 3  # modules 1-2, 3-4, 5
-        first = process.child
-        _compile_new(tmp_path, 2005)
-        assert first.poll() is None and process.child is first
-    finally:
-        process.close()
+    for k in range(5):
+        _compile_new(tmp_path, 2000 + k)
+    assert process.started == 3  # modules 1-2, 3-4, 5
+    first = process.child
+    _compile_new(tmp_path, 2005)
+    assert first.poll() is None and process.child is first
 
 
-def test_a_crashed_child_is_an_error_and_the_next_compile_works(fresh_engine, tmp_path,
-                                                                 monkeypatch):
+def test_a_crashed_child_is_an_error_and_the_next_compile_works(process, fresh_engine,
+                                                                 tmp_path):
     """A child that dies before it answers (as on an LLVM abort): one compilation
     fails with an error that says so; the next starts a new child."""
-    process = objects.ObjectProcess(fresh_engine.triple, fresh_engine.cpu,
-                                    fresh_engine.features)
-    monkeypatch.setattr(fresh_engine, "objects", process)
-    try:
-        process.args = ("no-such-triple", "", "")  # the child dies at its start
-        with pytest.raises(objects.ObjectProcessError, match="LLVM crashed"):
-            _compile_new(tmp_path, 3000)
-        assert process.child is None
-        process.args = (fresh_engine.triple, fresh_engine.cpu, fresh_engine.features)
-        _compile_new(tmp_path, 3001)
-    finally:
-        process.close()
+    process.args = ("no-such-triple", "", "")  # the child dies at its start
+    with pytest.raises(objects.ObjectProcessError, match="LLVM crashed"):
+        _compile_new(tmp_path, 3000)
+    assert process.child is None
+    process.args = (fresh_engine.triple, fresh_engine.cpu, fresh_engine.features)
+    _compile_new(tmp_path, 3001)
 
 
-def test_an_interrupt_while_the_child_works_stops_it(fresh_engine, tmp_path,
-                                                      monkeypatch):
-    process = objects.ObjectProcess(fresh_engine.triple, fresh_engine.cpu,
-                                    fresh_engine.features)
-    monkeypatch.setattr(fresh_engine, "objects", process)
+def test_an_interrupt_while_the_child_works_stops_it(process, tmp_path, monkeypatch):
     real_receive = objects._receive
 
     def interrupted(stream):
         raise KeyboardInterrupt
 
-    try:
-        process.start()
-        child = process.child
-        monkeypatch.setattr(objects, "_receive", interrupted)
-        with pytest.raises(KeyboardInterrupt):
-            _compile_new(tmp_path, 4000)
-        assert child.poll() is not None, "the child was stopped"
-        assert process.child is None
-        monkeypatch.setattr(objects, "_receive", real_receive)
-        _compile_new(tmp_path, 4001)
-    finally:
-        process.close()
+    process.start()
+    child = process.child
+    monkeypatch.setattr(objects, "_receive", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _compile_new(tmp_path, 4000)
+    assert child.poll() is not None, "the child was stopped"
+    assert process.child is None
+    monkeypatch.setattr(objects, "_receive", real_receive)
+    _compile_new(tmp_path, 4001)
 
 
-def test_an_llvm_error_in_the_child_is_raised_here(fresh_engine):
+def test_an_llvm_error_in_the_child_is_raised_here(process):
     with pytest.raises(RuntimeError, match="expected"):
-        fresh_engine.objects.make([("define i32 @f( {", "optimized")], 3)
-    assert fresh_engine.objects.make(
-        [("define i32 @f() {\n  ret i32 1\n}\n", "optimized")], 3)[0]
+        process.make([("define i32 @f( {", "optimized")], 3)
+    assert process.child.poll() is None  # (a rejected module is no crash)
+    assert process.make([("define i32 @f() {\n  ret i32 1\n}\n", "optimized")], 3)[0]
 
 
-def test_an_interrupt_of_the_session_does_not_stop_the_child(fresh_engine, tmp_path,
-                                                             monkeypatch):
+def test_an_interrupt_of_the_session_does_not_stop_the_child(process, tmp_path):
     """A kernel's interrupt goes to its process group, a terminal's Ctrl-C to the
     foreground one: the child has its own session and ignores SIGINT; a child that
     dies while idle (killed) is replaced without an error."""
     import signal
 
-    process = objects.ObjectProcess(fresh_engine.triple, fresh_engine.cpu,
-                                    fresh_engine.features)
-    monkeypatch.setattr(fresh_engine, "objects", process)
-    try:
-        _compile_new(tmp_path, 5000)
-        child = process.child
-        assert os.getpgid(child.pid) != os.getpgid(0)
-        os.kill(child.pid, signal.SIGINT)
-        _compile_new(tmp_path, 5001)
-        assert process.child is child and child.poll() is None
-        child.kill()
-        child.wait()
-        _compile_new(tmp_path, 5002)
-        assert process.child is not child
-    finally:
-        process.close()
+    _compile_new(tmp_path, 5000)
+    child = process.child
+    assert os.getpgid(child.pid) != os.getpgid(0)
+    os.kill(child.pid, signal.SIGINT)
+    _compile_new(tmp_path, 5001)
+    assert process.child is child and child.poll() is None
+    child.kill()
+    child.wait()
+    _compile_new(tmp_path, 5002)
+    assert process.child is not child

@@ -73,8 +73,6 @@ def _int64(fn, name):
                 raise MyiaOverflowError(OVERFLOW[name].format(
                     a=ints[0], b=ints[1] if len(ints) > 1 else None))
             return np.int64(r) if _numpy_scalars(*args) else r
-        if name == "mul":
-            _check_repetition(*args)
         return fn(*args)
     return impl
 
@@ -86,7 +84,8 @@ MAX_REPEATED = 10_000
 
 def check_repetition(length, n):
     """`[0.0] * n` (or `n * (a, b)`) of a sequence of `length` elements, refused before
-    it is built where it would be too long to compile."""
+    it is built where it would be too long to compile (constant folding calls `_mul`
+    before the inference rule of a repetition)."""
     total = length * max(int(n), 0)
     if total > MAX_REPEATED:
         raise MyiaValueError(
@@ -96,10 +95,12 @@ def check_repetition(length, n):
             hint="use an array for many numbers: np.zeros(n), np.full(n, value)")
 
 
-def _check_repetition(x, y):
-    seq, n = (x, y) if isinstance(x, (tuple, list)) else (y, x)
-    if isinstance(seq, (tuple, list)) and isinstance(n, (int, np.integer)):
-        check_repetition(len(seq), n)
+def _mul(x, y):
+    if isinstance(x, (tuple, list)) and isinstance(y, (int, np.integer)):
+        check_repetition(len(x), y)
+    elif isinstance(y, (tuple, list)) and isinstance(x, (int, np.integer)):
+        check_repetition(len(y), x)
+    return x * y
 
 
 def _any_array(x, y):
@@ -171,7 +172,7 @@ _int_pow = _int64(_bounded_pow, "pow")
 
 add = Primitive("add", _int64(operator.add, "add"), "x + y")
 sub = Primitive("sub", _int64(operator.sub, "sub"), "x - y")
-mul = Primitive("mul", _int64(operator.mul, "mul"), "x * y")
+mul = Primitive("mul", _int64(_mul, "mul"), "x * y")
 truediv = Primitive("truediv", _truediv, "x / y")
 floordiv = Primitive("floordiv", _floordiv, "x // y", nondiff=True)
 mod = Primitive("mod", _mod, "x % y")
