@@ -447,17 +447,93 @@ def _register_in_subset():
     # Python (inference builds its program per call signature)
     GRAD.static_transform = lambda fn, argnums: _interned(fn, argnums, "grad")
     VALUE_AND_GRAD.static_transform = lambda fn, argnums: _interned(fn, argnums, "value_and_grad")
+    # `jvp(f, primals, tangents)` in subset code: T(f), for a function that captures
+    # nothing the transform object built per call types (myia.infer.tangent)
+    from .ad.forward import JVP
+    from .infer import tangent
+
+    register_special(jvp, JVP)
+    tangent.static_tangent = lambda fn: _intern(("T", fn), lambda: TangentFunction(fn))
+
+
+class TangentFunction(_Transformed):
+    """`T(fn)` where subset code takes a jvp of `fn` (myia.infer.tangent): a function
+    of (value, tangent) pairs.  For pairs of data it is T of the optimized program of
+    `fn` for the values' types, so what `fn` computes with grad or jvp inside is an
+    ordinary program when T meets it (jvp of jvp, jvp of grad, any depth)."""
+
+    _kind_name = "T"
+
+    def __init__(self, fn):
+        super().__init__(fn)
+        self._by_signature = {}
+
+    def __myia_header__(self):
+        from .pipeline import header
+
+        name, names, defaults = header(self.fn)
+        return (f"T{name}", names,
+                {k: (v, _zeros_like_value(v)) for k, v in defaults.items()})
+
+    def _build(self, fn_graph):
+        from .ad.forward import T_graph
+
+        return T_graph(fn_graph)
+
+    def __myia_graph_for__(self, signature):
+        if signature not in self._by_signature:
+            from .ad.transforms import pair_values
+
+            graph = None
+            values = pair_values(signature)
+            if values is not None:
+                from .ad.forward import T_graph
+                from .pipeline import optimized_for
+
+                inner, _ = optimized_for(self.fn, values, finish=False)
+                with progress.stage("forward mode", self.__myia_header__()[0]):
+                    graph = T_graph(inner)
+            self._by_signature[signature] = graph
+        return self._by_signature[signature]
+
+    @property
+    def ir_name(self):
+        return f"T({_fn_text(self.fn)})"
 
 
 class JVPFunction(_Transformed):
-    """The program `(primals..., tangents...) -> (out, tangent_out)` of `fn`."""
+    """The program `(primals..., tangents...) -> (out, tangent_out)` of `fn`: for
+    arguments of data, the tangent transform of the optimized program of `fn` for the
+    primals' types (made once per types: `myia.jvp` called again is a look-up and a
+    native call)."""
 
     _kind_name = "jvp"
+
+    def __init__(self, fn):
+        super().__init__(fn)
+        self._by_signature = {}
 
     def _build(self, fn_graph):
         from .ad.forward import jvp_graph
 
         return jvp_graph(fn_graph)
+
+    def __myia_graph_for__(self, signature):
+        if signature not in self._by_signature:
+            graph = None
+            n = len(signature) // 2
+            from .ad.transforms import is_data_signature
+
+            if len(signature) % 2 == 0 and is_data_signature(signature):
+                from .ad.forward import jvp_graph
+                from .pipeline import header, optimized_for
+
+                if len(header(self.fn)[1]) == n:
+                    inner, _ = optimized_for(self.fn, signature[:n], finish=False)
+                    with progress.stage("forward mode", f"jvp_{inner.name}"):
+                        graph = jvp_graph(inner)
+            self._by_signature[signature] = graph
+        return self._by_signature[signature]
 
 
 def _check_tangents(primals, tangents):
@@ -507,8 +583,12 @@ def jvp(fn, primals, tangents):
     primals = tuple(primals)
     tangents = tuple(tangents)
     _check_tangents(primals, tangents)
-    t = JVPFunction(fn)
-    return compile(t).pipeline.run(t, primals + tangents, {})
+    return _jvp_function(fn)(*primals, *tangents)
+
+
+def _jvp_function(fn):
+    """The one JVPFunction of `fn` (its programs and machine code are made once)."""
+    return _intern(("jvp", fn), lambda: JVPFunction(fn))
 
 
 class HessianFunction:

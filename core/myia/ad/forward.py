@@ -165,4 +165,80 @@ def jvp_graph(fn_graph):
     return g
 
 
-__all__ = ["T_graph", "jvp_graph", "prim_tangent", "manage"]
+def lift_closure_T(graph):
+    """For a graph with free variables v1..vm, the graph `outer(v1, ..., vm)` that
+    returns T of the closure: a function of (value, tangent) pairs returning one.
+
+    What the closure captured has no tangent of its own here (it is held fixed: a jvp
+    differentiates with respect to its arguments), so outer pairs each captured value
+    with zeros, and T of the lifted program (`lifted_copy`, whose parameters v1..vm
+    come first) does the rest; a captured function becomes its own T.  Because outer
+    takes the captured values themselves, a closure made elsewhere gives them from its
+    record, as for J (myia.infer.specialize), whose parameters have the same order."""
+    outer = graph.derived.get("lifted T")
+    if outer is not None:
+        return outer
+    from .reverse import lifted_copy
+
+    lifted, fvs = lifted_copy(graph)
+    outer = Graph(f"T:{graph.name}")
+    outer.flags = {"kind": "tangent", "core": True}
+    pairs = []
+    for v in fvs:
+        cv = outer.add_parameter(v.name)
+        cv.primal = v
+        pairs.append(outer.apply(P.make_tuple, outer.apply(P.T, cv),
+                                 outer.apply(P.zeros_like, cv)))
+    inner = Graph(f"T{graph.name}")
+    inner.flags = {"kind": "tangent"}
+    inner.defaults = {k: (v, P.zeros_like.impl(v)) for k, v in graph.defaults.items()}
+    args = [inner.add_parameter(p.name) for p in graph.parameters]
+    tl = inner.apply(P.T, Constant(lifted))
+    inner.output = inner.apply(tl, *pairs, *args)
+    outer.output = Constant(inner)
+    graph.derived["lifted T"] = outer
+    return outer
+
+
+class JVPMacro:
+    """`jvp(fn, primals, tangents)` as a value inside subset code: `(fn(*primals),
+    the derivative of fn at primals along tangents)`, JAX's conventions.  Its program,
+    built for the number of primals, pairs each primal with its tangent and calls
+    `T(fn)` (the T primitive: inference resolves it for the function fn is, its
+    program for these types when fn captures nothing, see myia.infer.tangent)."""
+
+    param_names = ("fn", "primals", "tangents")
+    defaults = {}
+    ir_name = "jvp"
+
+    def __init__(self):
+        self._graphs = {}
+
+    def expand(self, n):
+        g = self._graphs.get(n)
+        if g is None:
+            g = Graph("jvp")
+            g.flags = {"kind": "tangent", "core": True}
+            f, primals, tangents = (g.add_parameter(name) for name in self.param_names)
+            pairs = [g.apply(P.make_tuple, g.apply(P.tuple_getitem, primals, i),
+                             g.apply(P.tuple_getitem, tangents, i)) for i in range(n)]
+            out = g.apply(g.apply(P.T, f, name="Tf"), *pairs)
+            g.output = g.apply(P.make_tuple, g.apply(P.tuple_getitem, out, 0),
+                               g.apply(P.tuple_getitem, out, 1))
+            self._graphs[n] = g
+        return g
+
+    def __myia_J__(self):
+        raise MyiaError("reverse mode of a program that calls jvp, before it is typed",
+                        hint="call it with arguments of known types (the derivative is "
+                             "taken of its typed program)")
+
+    def __repr__(self):
+        return "<jvp macro>"
+
+
+JVP = JVPMacro()
+
+
+__all__ = ["JVP", "JVPMacro", "T_graph", "jvp_graph", "lift_closure_T", "prim_tangent",
+           "manage"]

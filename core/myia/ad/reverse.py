@@ -371,35 +371,9 @@ def lift_closure(graph):
     outer = graph.derived.get("lifted J")
     if outer is not None:
         return outer
-    mng = manage(graph)
-    fvs = mng.free_variables(graph)
-    # 1. lifted(v1..vm, args) = graph'(args), where graph' is a copy of graph nested in
-    #    `lifted` and reading v1..vm from its parameters.  Every graph that reaches
-    #    v1..vm from graph (a sibling closure it calls, itself when recursive) is
-    #    copied there too, so that all of them read the parameters.
-    lifted = Graph(f"{graph.name}")
-    lifted.flags = {"core": True}
-    repl = {}
-    for v in fvs:
-        repl[v] = lifted.add_parameter(v.name or "fv")
-    args = [lifted.add_parameter(p.name) for p in graph.parameters]
-    wanted = set(fvs)
-    copied = []
-    todo = [graph]
-    while todo:
-        g = todo.pop()
-        if g in repl:
-            continue
-        for s_ in mng.scope(g):
-            repl[s_] = _new_graph(s_)
-            copied.append(s_)
-        for s_ in mng.scope(g):
-            todo.extend(u for u in mng.graphs_used(s_)
-                        if u not in repl and wanted & set(mng.free_variables(u)))
-    _copy_graphs(copied, repl, mng)
-    lifted.output = lifted.apply(repl[graph], *args)
+    lifted, fvs = lifted_copy(graph)
     jl = J_graph(lifted)
-    # 2. outer(captured...) -> inner(args...) -> (value, bprop)
+    # outer(captured...) -> inner(args...) -> (value, bprop)
     outer = Graph(f"J:{graph.name}")
     outer.flags = {"kind": "fprop", "core": True}
     cvs = []
@@ -427,6 +401,43 @@ def lift_closure(graph):
     outer.output = Constant(inner)
     graph.derived["lifted J"] = outer
     return outer
+
+
+def lifted_copy(graph):
+    """(lifted, [v1..vm]) for a graph with free variables v1..vm (in its manager's
+    order): lifted(v1..vm, args) = graph'(args), where graph' is a copy of graph nested
+    in `lifted` and reading v1..vm from its parameters.  Every graph that reaches
+    v1..vm from graph (a sibling closure it calls, itself when recursive) is copied
+    there too, so that all of them read the parameters.  (How J and T apply to a
+    closure: see lift_closure and myia.ad.forward.lift_closure_T.)"""
+    cached = graph.derived.get("lifted")
+    if cached is not None:
+        return cached
+    mng = manage(graph)
+    fvs = mng.free_variables(graph)
+    lifted = Graph(f"{graph.name}")
+    lifted.flags = {"core": True}
+    repl = {}
+    for v in fvs:
+        repl[v] = lifted.add_parameter(v.name or "fv")
+    args = [lifted.add_parameter(p.name) for p in graph.parameters]
+    wanted = set(fvs)
+    copied = []
+    todo = [graph]
+    while todo:
+        g = todo.pop()
+        if g in repl:
+            continue
+        for s_ in mng.scope(g):
+            repl[s_] = _new_graph(s_)
+            copied.append(s_)
+        for s_ in mng.scope(g):
+            todo.extend(u for u in mng.graphs_used(s_)
+                        if u not in repl and wanted & set(mng.free_variables(u)))
+    _copy_graphs(copied, repl, mng)
+    lifted.output = lifted.apply(repl[graph], *args)
+    graph.derived["lifted"] = (lifted, fvs)
+    return lifted, fvs
 
 
 def _bprop_name(n):

@@ -140,15 +140,26 @@ class TOfTransform(_TransformOf):
         return T_graph(graph)
 
     def _base_signature(self, signature):
-        from ..infer.abstract import TUPLE, ATuple
+        return pair_values(signature)
 
-        values = []
-        for a in signature:
-            if a.__class__ is not ATuple or a.kind != TUPLE or len(a.elements) != 2 \
-                    or not _is_data(a.elements[0]):
-                return None
-            values.append(a.elements[0])
-        return tuple(values)
+
+def pair_values(signature):
+    """The abstracts of the values of a signature of (value, tangent) pairs of data,
+    or None when it is not one."""
+    from ..infer.abstract import TUPLE, ATuple
+
+    values = []
+    for a in signature:
+        if a.__class__ is not ATuple or a.kind != TUPLE or len(a.elements) != 2 \
+                or not _is_data(a.elements[0]):
+            return None
+        values.append(a.elements[0])
+    return tuple(values)
+
+
+def is_data_signature(signature):
+    """Whether no abstract of `signature` holds a function."""
+    return all(map(_is_data, signature))
 
 
 _KINDS = {"J": JOfTransform, "T": TOfTransform}

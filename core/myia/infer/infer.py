@@ -74,6 +74,7 @@ from .abstract import (
     constant_value,
     join,
 )
+from . import tangent
 from .rules import infer_primitive
 
 #: constant signatures of one graph in one parent context (for one list of argument
@@ -486,6 +487,8 @@ class Inferrer:
         if cls is PrimitiveFunction:
             if opt.prim is P.J:
                 return self.infer_J(ctx, node, args)
+            if opt.prim is P.T:
+                return tangent.infer_T(self, ctx, node, args)
             return infer_primitive(opt.prim, args), None
         if cls is GraphFunction:
             args = self.bind(opt.graph, args, node)
@@ -665,6 +668,8 @@ class Inferrer:
         return names, dict(defaults)
 
     def expand_macro(self, ctx, node, opt, args):
+        if tangent.is_jvp_macro(opt):
+            return tangent.expand_jvp(self, ctx, node, opt, args)
         if not args:
             raise MyiaTypeError(f"{opt.name}() needs a function")
         f = args[0]
@@ -719,16 +724,18 @@ class Inferrer:
 
     def only_called(self, g, node):
         """Whether the value of `node` (in graph `g`) is only called, or given to a
-        `grad` whose value is (and so on): never passed, returned, stored or captured
-        by a nested function."""
+        `jvp`, or to a `grad` whose value is (and so on): never passed, returned, stored
+        or captured by a nested function."""
         info = self.infos[g]
         if node is g.output or any(node in self.infos[h].free_variables
                                    for h in self.infos.scope(g)[1:]):
             return False
         for u in info.users.get(node, ()):
             called = u.inputs[0] is node and node not in u.inputs[1:]
-            if not called and not (_is_grad_call(u) and u.inputs[1] is node
-                                   and node not in u.inputs[2:] and self.only_called(g, u)):
+            transformed = len(u.inputs) > 1 and u.inputs[1] is node \
+                and node not in u.inputs[2:] \
+                and (_is_jvp_call(u) or _is_grad_call(u) and self.only_called(g, u))
+            if not called and not transformed:
                 return False
         return True
 
@@ -953,6 +960,12 @@ def _is_grad_call(node):
     fn = node.inputs[0]
     return fn.__class__ is Constant and isinstance(fn.value, GradMacro) \
         and len(node.inputs) > 1
+
+
+def _is_jvp_call(node):
+    """Whether `node` is `jvp(f, ...)` written in subset code (its value is data)."""
+    fn = node.inputs[0]
+    return fn.__class__ is Constant and tangent.is_jvp_value(fn.value)
 
 
 def direct_call(node, opt):

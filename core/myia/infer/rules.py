@@ -1088,6 +1088,16 @@ def infer_J(x):
     return x
 
 
+@rule(P.T)
+def infer_T(x):
+    """T of data is the data (function values are handled by myia.infer.tangent)."""
+    if isinstance(x, ATuple):
+        return x.with_elements(infer_T(e) for e in x.elements)
+    if isinstance(x, AFunction):
+        raise AssertionError("T of a function value is inferred by the engine")
+    return x
+
+
 @rule(P.Jinv)
 def infer_Jinv(x):
     if isinstance(x, AFunction):

@@ -73,6 +73,7 @@ from .abstract import (
     join,
 )
 from .infer import Context, JRecord, _targets, direct_call, infer_graph
+from . import tangent
 from .rules import EFFECTS, zeros_abstract
 from .rules_containers import key_position
 from .rules_dynamic import expand_getitem, expand_getitem_grad
@@ -140,6 +141,11 @@ class Specializer:
         for ctx in self.live:
             for node, records in ctx.calls.items():
                 fn, record = records[0]
+                if isinstance(fn, PrimitiveFunction) and fn.prim is P.T \
+                        and len(records) == 1:
+                    groups.append(tangent.closures_T_reads_from_records(self, ctx, node,
+                                                                        record))
+                    continue
                 if not (isinstance(fn, PrimitiveFunction) and fn.prim is P.J):
                     continue
                 xa = self.inf.value_of(ctx, node.inputs[1])
@@ -358,6 +364,8 @@ class Specializer:
             if isinstance(opt, PrimitiveFunction):
                 if opt.prim is P.J:
                     return self.build_J(ctx, node, a, target, args)
+                if opt.prim is P.T:
+                    return tangent.build_T(self, ctx, node, a, target, args)
                 if "compile_time" in opt.prim.rules:
                     # its arguments are constants (inference checked): an array it
                     # makes is a constant too (numbers and tuples were folded already)

@@ -145,6 +145,10 @@ def _backend_only(name):
 #: J(f): the reverse-mode transform of a function value (data is its own J).  Calling
 #: J(f) returns (f's value, backpropagator).  Backends implement it (see myia.ad).
 J = Primitive("J", _backend_only("J"), "the reverse-mode transform of a value")
+#: T(f): the forward-mode transform of a function value (data is its own T).  T(f)
+#: takes (value, tangent) pairs and returns one.  Inference resolves it (see
+#: myia.infer.tangent); the VM also computes it at run time.
+T = Primitive("T", _backend_only("T"), "the forward-mode transform of a value")
 #: Jinv(x): the inverse of J.
 Jinv = Primitive("Jinv", _backend_only("Jinv"), "the inverse of J")
 

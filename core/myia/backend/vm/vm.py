@@ -17,6 +17,7 @@ import numpy as np
 from ...errors import (MyiaError, MyiaOverflowError, MyiaRecursionError, MyiaTypeError,
                        MyiaValueError)
 from ...ir import Apply, Constant, Graph, manage
+from ...ad.forward import JVPMacro, T_graph, lift_closure_T, prim_tangent
 from ...ad.grad import GradMacro, JOf
 from ...ad.reverse import J_constant, J_graph, lift_closure, prim_arity, prim_fprop
 from ...prim import Primitive
@@ -57,7 +58,7 @@ class Partial:
 _FREE, _GRAPH = range(2)
 
 #: primitives the VM runs itself rather than through their impl (see _enter)
-_VM_HANDLED = frozenset({"J", "Jinv", "make_closure"})
+_VM_HANDLED = frozenset({"J", "Jinv", "T", "make_closure"})
 
 
 class _Plan:
@@ -202,6 +203,22 @@ class VM:
             return same_container(value, [self.J(v) for v in value])
         return J_constant(value)
 
+    def T(self, value):
+        """T of a run-time value (see myia.ad.forward): what specialization left."""
+        cls = value.__class__
+        if cls is Closure:
+            graph = value.graph
+            fvs = manage(graph).free_variables(graph)
+            if not fvs:
+                return Closure(T_graph(graph), None)
+            return self.call(Closure(lift_closure_T(graph), None),
+                             self.free_values(value, fvs))
+        if cls is Primitive:
+            return Closure(prim_tangent(value), None)
+        if isinstance(value, tuple):
+            return same_container(value, [self.T(v) for v in value])
+        return value
+
     # ---- running ---------------------------------------------------------------------
 
     def call(self, fn, args):
@@ -245,6 +262,8 @@ class VM:
             expand = fn.expand if fn.__class__ is GradMacro else fn.graph
             graph = expand(len(names), argnums, names, defaults)
             return self._enter(Closure(graph, None), [args[0], argnums], node)
+        if fn.__class__ is JVPMacro:
+            return self._enter(Closure(fn.expand(len(args[1])), None), args, node)
         handler = self.extra_callables.get(type(fn))
         if handler is not None:
             return None, handler(self, fn, args)
@@ -387,7 +406,12 @@ def _make_closure(vm, fn, *captured):
     return Partial(fn, captured)
 
 
-_SPECIAL_PRIMS = {"J": _J_prim, "Jinv": _Jinv_prim, "make_closure": _make_closure}
+def _T_prim(vm, x):
+    return vm.T(x)
+
+
+_SPECIAL_PRIMS = {"J": _J_prim, "Jinv": _Jinv_prim, "T": _T_prim,
+                  "make_closure": _make_closure}
 
 
 def _hops(mng, graph, ancestor):

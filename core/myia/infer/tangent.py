@@ -1,0 +1,194 @@
+"""Forward mode inside subset code: inference and specialization of `T(f)`.
+
+`jvp(fn, primals, tangents)` written in subset code expands (myia.ad.forward.JVPMacro)
+into `T(fn)((x1, t1), ..., (xn, tn))`, and `T(fn)` is resolved here, for each function
+`fn` may be:
+
+    a graph that captures nothing   its tangent transform for the call's types
+                                    (`static_tangent`, a transform object: T of the
+                                    *optimized* program of fn for those types, so a
+                                    grad or jvp inside fn is already an ordinary
+                                    program when T meets it, whatever the nesting)
+    a closure                       `lift_closure_T(g)(v1..vm)`: T of the lifted
+                                    program, with what the closure captured held fixed;
+                                    v1..vm are read from the frame that made the
+                                    closure where it is visible, else from the
+                                    closure's record (as J reads them)
+    a primitive                     its tangent graph
+    a transform object (myia.grad(h) named in subset code)   T of it, per types
+
+Perturbations stay apart because each T is applied to a program, not to values: a
+nested jvp is T of a program that contains the inner one's pairs, which the outer T
+pairs again.
+"""
+
+from ..ad.forward import JVPMacro, lift_closure_T, prim_tangent
+from ..errors import MyiaGradError, MyiaTypeError
+from ..ir import Constant
+from ..prim import ops as P
+from .abstract import (AFunction, ATuple, BOTTOM, GraphFunction, MacroFunction,
+                       PrimitiveFunction, TransformFunction, join)
+
+#: fn -> the transform object of T(fn) built per signature; set by myia.api (the
+#: objects that build programs live above inference)
+static_tangent = None
+
+
+class TRecord:
+    """What T of a function value became, per option: ("graph", T graph) for a
+    primitive, ("static", transform object) for a function that captures nothing,
+    ("lift", context of lift_closure_T's graph) for a closure."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self):
+        self.parts = {}
+
+
+def infer_T(inf, ctx, node, args):
+    if len(args) != 1:
+        raise MyiaTypeError(f"T takes 1 argument, {len(args)} given")
+    record = TRecord()
+    return T_abstract(inf, ctx, node, args[0], record), record
+
+
+def T_abstract(inf, ctx, node, a, record):
+    if a.__class__ is ATuple:
+        out = [T_abstract(inf, ctx, node, e, record) for e in a.elements]
+        return BOTTOM if BOTTOM in out else a.with_elements(out)
+    if a.__class__ is not AFunction:
+        return a  # T of data is the data
+    result = BOTTOM
+    for opt in a.sorted_options():
+        r = T_option(inf, ctx, node, opt, record)
+        if r is BOTTOM:
+            return BOTTOM
+        result = join(result, r)
+    return result
+
+
+def T_option(inf, ctx, node, opt, record):
+    part = record.parts.get(opt)
+    if part is not None:
+        kind, what = part
+        if kind == "lift":
+            return what.result
+        if kind == "graph":
+            return AFunction([GraphFunction(what, None)])
+        return AFunction([TransformFunction(what)])
+    cls = opt.__class__
+    if cls is GraphFunction:
+        g = opt.graph
+        if not inf.infos[g].free_variables:
+            # (the value graph of a transform object: the object itself)
+            t = static_tangent(g.flags.get("transform", g))
+            record.parts[opt] = ("static", t)
+            return AFunction([TransformFunction(t)])
+        outer = lift_closure_T(g)
+        captured = []
+        for p in outer.parameters:
+            v = inf.read_free(opt.context, p.primal)
+            if v is BOTTOM:
+                return BOTTOM
+            captured.append(v)
+        result, callee = inf.call(ctx, node, GraphFunction(outer, None), captured, True)
+        record.parts[opt] = ("lift", callee)
+        return result
+    if cls is TransformFunction:
+        t = opt.transform.__myia_T__()
+        record.parts[opt] = ("static", t)
+        return AFunction([TransformFunction(t)])
+    if cls is PrimitiveFunction:
+        if opt.prim is P.make_tuple:
+            raise MyiaTypeError("jvp of make_tuple as a value is not supported",
+                                hint="jvp of a function that builds the tuple")
+        tp = prim_tangent(opt.prim)
+        record.parts[opt] = ("graph", tp)
+        return AFunction([GraphFunction(tp, None)])
+    if cls is MacroFunction:
+        raise MyiaGradError(f"jvp of {opt.name} itself (the transform, not a function it "
+                            f"made) is not supported",
+                            hint=f"take the jvp of a function that calls {opt.name}")
+    raise MyiaTypeError(f"jvp of {opt.name} is not supported")
+
+
+def expand_jvp(inf, ctx, node, opt, args):
+    """`jvp(fn, primals, tangents)`: the macro's program for as many primals."""
+    if len(args) != 3:
+        raise MyiaTypeError(f"jvp takes 3 arguments (fn, primals, tangents), "
+                            f"{len(args)} given")
+    _, primals, tangents = args
+    for what, a in (("primals", primals), ("tangents", tangents)):
+        if a.__class__ is not ATuple or a.is_dict:
+            raise MyiaTypeError(f"jvp's {what} must be a tuple or a list, not {a}",
+                                hint="jvp(f, (x,), (dx,)): one tangent per primal")
+    if len(primals.elements) != len(tangents.elements):
+        raise MyiaGradError(f"jvp got {len(primals.elements)} primals but "
+                            f"{len(tangents.elements)} tangents",
+                            hint="give one tangent per primal, of the same structure "
+                                 "and shape")
+    graph = opt.macro.expand(len(primals.elements))
+    return inf.call(ctx, node, GraphFunction(graph, None), list(args), True)
+
+
+def is_jvp_macro(opt):
+    return isinstance(opt.macro, JVPMacro)
+
+
+def is_jvp_value(value):
+    return isinstance(value, JVPMacro)
+
+
+# ---- specialization -------------------------------------------------------------------
+
+
+def build_T(spec, ctx, node, a, record, args):
+    """The node of `T(x)` in the specialized program of `ctx` (see the module doc)."""
+    (x,) = args
+    loc = node.loc
+    xa = spec.inf.value_of(ctx, node.inputs[1])
+    if not isinstance(xa, (AFunction, ATuple)):
+        return x
+    if isinstance(xa, AFunction) and len(xa.options) == 1:
+        (opt,) = xa.options
+        kind, what = record.parts[opt]
+        if kind == "graph":
+            return spec.graph_value_opt(GraphFunction(what, None), loc)
+        if kind == "static":
+            # only ever called, and each call is a direct call of the program built
+            # for its types: this node is dead
+            return spec.new_apply(ctx, [Constant(P.T, loc), x], node, a)
+        outer = what.graph
+        if spec.inf.visible(opt.context, ctx):
+            captured = [spec.input(ctx, p.primal) for p in outer.parameters]
+        elif opt in spec.J_records:
+            captured = []
+            for i, p in enumerate(outer.parameters):
+                bound = spec.new_apply(
+                    ctx, [Constant(P.closure_bound, loc), x, Constant(i, loc)], node,
+                    spec.inf.read_free(opt.context, p.primal))
+                captured.append(bound)
+        else:
+            raise MyiaGradError(
+                f"jvp of the closure {opt.graph.name}, made where this jvp cannot read "
+                f"what it captured", loc,
+                hint="pass what it captures as arguments, or make the closure where the "
+                     "jvp is taken")
+        return spec.new_apply(ctx, [spec.graph_constant(what, loc)] + captured, node, a)
+    raise MyiaGradError(
+        f"jvp of a function value that may be one of several functions ({xa}) is not "
+        f"supported yet", loc,
+        hint="choose the function before the jvp (e.g. an `if` around two jvp calls)")
+
+
+def closures_T_reads_from_records(spec, ctx, node, record):
+    """{closure option: lift_closure_T's graph} for T at `node` of a closure whose
+    frame is not visible there: its values must be records (see build_T)."""
+    xa = spec.inf.value_of(ctx, node.inputs[1])
+    if not (isinstance(xa, AFunction) and len(xa.options) == 1):
+        return {}
+    (opt,) = xa.options
+    kind, what = record.parts.get(opt, (None, None))
+    if kind != "lift" or spec.inf.visible(opt.context, ctx):
+        return {}
+    return {opt: what.graph}
