@@ -297,7 +297,8 @@ class GradFunction(_Transformed):
             inner, _ = optimized_for(self.fn, signature, finish=False)
             reason = not_J_readable(inner)
             if reason is None and not isinstance(self.fn, GradFunction) \
-                    and not inner.flags.get("container_arith"):
+                    and not inner.flags.get("container_arith") \
+                    and not _uses_forward_mode(self.fn):
                 # a first derivative of a program that keeps a loop or a recursion:
                 # inference peels a loop's first iteration by value, and J of the
                 # parsed program is smaller (unless it concatenates or repeats lists,
@@ -323,6 +324,14 @@ def _fn_text(fn):
     if isinstance(fn, _Transformed):
         return repr(fn)[len("<myia."):-1]
     return getattr(fn, "__name__", repr(fn))
+
+
+def _uses_forward_mode(fn):
+    """Whether the program of `fn` writes jvp (J must take its typed program)."""
+    from .ad.forward import uses_forward_mode
+    from .pipeline import to_graph
+
+    return uses_forward_mode(to_graph(fn))
 
 
 def _kept_loop(graph):
@@ -453,6 +462,9 @@ def _register_in_subset():
     from .infer import tangent
 
     register_special(jvp, JVP)
+    from .ad import reverse
+
+    reverse.typed_J = lambda graph: _intern(("J", graph), lambda: TypedJ(graph))
     tangent.static_tangent = lambda fn: _intern(("T", fn), lambda: TangentFunction(fn))
 
 
@@ -499,6 +511,48 @@ class TangentFunction(_Transformed):
     @property
     def ir_name(self):
         return f"T({_fn_text(self.fn)})"
+
+
+class TypedJ(_Transformed):
+    """J of a graph, built per signature from its optimized program: how J applies
+    to a closure whose program writes jvp (myia.ad.reverse.lift_closure), which only
+    inference resolves."""
+
+    _kind_name = "J"
+
+    def __init__(self, fn):
+        super().__init__(fn)
+        self._by_signature = {}
+
+    def __myia_header__(self):
+        from .pipeline import header
+
+        name, names, defaults = header(self.fn)
+        return f"J{name}", names, defaults
+
+    def _build(self, fn_graph):
+        from .ad.reverse import J_graph
+
+        return J_graph(fn_graph)
+
+    def __myia_graph_for__(self, signature):
+        if signature not in self._by_signature:
+            from .ad.reverse import J_graph, not_J_readable
+            from .ad.transforms import is_data_signature
+            from .pipeline import optimized_for
+
+            graph = None
+            if is_data_signature(signature):
+                inner, _ = optimized_for(self.fn, signature, finish=False)
+                if not_J_readable(inner) is None:
+                    with progress.stage("differentiating", self.__myia_header__()[0]):
+                        graph = J_graph(inner)
+            self._by_signature[signature] = graph
+        return self._by_signature[signature]
+
+    @property
+    def ir_name(self):
+        return f"J({_fn_text(self.fn)})"
 
 
 class JVPFunction(_Transformed):

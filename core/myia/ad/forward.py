@@ -200,6 +200,18 @@ def lift_closure_T(graph):
     return outer
 
 
+def uses_forward_mode(graph):
+    """Whether the parsed program `graph` (or a graph it reaches) writes `jvp`: J of
+    it must wait for its typed program, where inference resolved the jvp."""
+    mng = manage(graph)
+    for g in mng.graphs:
+        for node in mng.nodes(g):
+            for i in node.inputs if node.is_apply() else ():
+                if i.__class__ is Constant and isinstance(i.value, JVPMacro):
+                    return True
+    return False
+
+
 class JVPMacro:
     """`jvp(fn, primals, tangents)` as a value inside subset code: `(fn(*primals),
     the derivative of fn at primals along tangents)`, JAX's conventions.  Its program,
@@ -240,5 +252,5 @@ class JVPMacro:
 JVP = JVPMacro()
 
 
-__all__ = ["JVP", "JVPMacro", "T_graph", "jvp_graph", "lift_closure_T", "prim_tangent",
+__all__ = ["JVP", "JVPMacro", "T_graph", "uses_forward_mode", "jvp_graph", "lift_closure_T", "prim_tangent",
            "manage"]

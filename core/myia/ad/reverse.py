@@ -37,6 +37,7 @@ from ..ir.anf import id_mark
 from ..ir.clone import _copy_graphs, _new_graph, inline
 from ..prim import Primitive
 from ..prim import ops as P
+from .forward import uses_forward_mode
 
 _prim_fprops = {}
 
@@ -59,7 +60,7 @@ def J_graph(graph):
 
 #: primitives whose values J of an optimized program cannot differentiate: closure
 #: records (their bound values have no sensitivity rule) and J left for run time
-_NOT_J_READABLE = {"make_closure", "closure_bound", "J", "Jinv"}
+_NOT_J_READABLE = {"make_closure", "closure_bound", "J", "Jinv", "T"}
 
 
 def not_J_readable(graph):
@@ -361,6 +362,13 @@ def prim_arity(prim):
     return n
 
 
+#: graph -> a transform object whose program for a signature is J of the graph's
+#: optimized program for it; set by myia.api (the objects that build programs live
+#: above AD).  Used where J meets a parsed program that writes jvp, which only
+#: inference resolves.
+typed_J = None
+
+
 def lift_closure(graph):
     """For a graph with free variables v1..vm, the graph `outer(J(v1), ..., J(vm))`
     that returns the J of the closure: a function taking the graph's arguments and
@@ -372,7 +380,8 @@ def lift_closure(graph):
     if outer is not None:
         return outer
     lifted, fvs = lifted_copy(graph)
-    jl = J_graph(lifted)
+    # (a program that writes jvp is differentiated once typed: see typed_J)
+    jl = Constant(typed_J(lifted)) if uses_forward_mode(lifted) else J_graph(lifted)
     # outer(captured...) -> inner(args...) -> (value, bprop)
     outer = Graph(f"J:{graph.name}")
     outer.flags = {"kind": "fprop", "core": True}

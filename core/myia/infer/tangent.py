@@ -26,6 +26,7 @@ from ..ad.forward import JVPMacro, lift_closure_T, prim_tangent
 from ..errors import MyiaGradError, MyiaTypeError
 from ..ir import Constant
 from ..prim import ops as P
+from ..ad.transforms import is_data_signature
 from .abstract import (AFunction, ATuple, BOTTOM, GraphFunction, MacroFunction,
                        PrimitiveFunction, TransformFunction, join)
 
@@ -145,10 +146,23 @@ def is_jvp_value(value):
 def build_T(spec, ctx, node, a, record, args):
     """The node of `T(x)` in the specialized program of `ctx` (see the module doc)."""
     (x,) = args
+    return _T_of_value(spec, ctx, node, x, spec.inf.value_of(ctx, node.inputs[1]), a,
+                       record)
+
+
+def _T_of_value(spec, ctx, node, x, xa, a, record):
+    """T of the value `x` of abstract `xa` (`a`: the abstract of the result): data is
+    its own T, a tuple's T is the tuple of its elements' T."""
     loc = node.loc
-    xa = spec.inf.value_of(ctx, node.inputs[1])
-    if not isinstance(xa, (AFunction, ATuple)):
+    if is_data_signature((xa,)):
         return x
+    if isinstance(xa, ATuple):
+        items = []
+        for i, (e, ea) in enumerate(zip(xa.elements, a.elements)):
+            item = spec.new_apply(ctx, [Constant(P.tuple_getitem, loc), x, Constant(i, loc)],
+                                  node, e)
+            items.append(_T_of_value(spec, ctx, node, item, e, ea, record))
+        return spec.new_apply(ctx, [Constant(P.make_tuple, loc)] + items, node, a)
     if isinstance(xa, AFunction) and len(xa.options) == 1:
         (opt,) = xa.options
         kind, what = record.parts[opt]
