@@ -462,6 +462,9 @@ def _register_in_subset():
     from .infer import tangent
 
     register_special(jvp, JVP)
+    from .ad.grad import VJP
+
+    register_special(vjp, VJP)
     from .ad import reverse
 
     reverse.typed_J = lambda graph: _intern(("J", graph), lambda: TypedJ(graph))

@@ -144,6 +144,53 @@ class GradMacro:
         return JOf(self, 1)
 
 
+class VJPMacro:
+    """`vjp(fn, *primals)` as a value inside subset code: `(fn(*primals), vjp_fn)`,
+    where `vjp_fn(ct)` returns the cotangent of each primal (a tuple), JAX's
+    conventions.  Its program, built for the number of primals, applies `J` to fn
+    and closes `vjp_fn` over the backpropagator."""
+
+    param_names = ("fn", "primals")
+    defaults = {}
+    flags = {"varargs": True}  # (the parser packs the primals into a tuple)
+    ir_name = "vjp"
+
+    def __init__(self):
+        self._graphs = {}
+
+    def expand(self, n):
+        g = self._graphs.get(n)
+        if g is None:
+            g = Graph("vjp")
+            g.flags = {"kind": "adjoint", "core": True}
+            f = g.add_parameter("fn")
+            primals = g.add_parameter("primals")
+            xs = [g.apply(P.tuple_getitem, primals, i) for i in range(n)]
+            args = [g.apply(P.differentiable, x, f"primal {i} of vjp") for i, x in enumerate(xs)]
+            pair = g.apply(g.apply(P.J, f, name="Jf"), *args)
+            bprop = g.apply(P.tuple_getitem, pair, 1, name="bprop")
+            vjp_fn = Graph("vjp_fn")
+            vjp_fn.flags = {"kind": "adjoint"}
+            ct = vjp_fn.add_parameter("cotangent")
+            d = vjp_fn.apply(bprop, ct, name="d")
+            vjp_fn.output = vjp_fn.apply(
+                P.make_tuple, *[vjp_fn.apply(P.tuple_getitem, d, 1 + i) for i in range(n)])
+            g.output = g.apply(P.make_tuple, g.apply(P.tuple_getitem, pair, 0),
+                               Constant(vjp_fn))
+            self._graphs[n] = g
+        return g
+
+    def __myia_J__(self):
+        raise MyiaGradError("a derivative of a program that calls vjp, before it is typed",
+                            hint="call it with arguments of known types")
+
+    def __repr__(self):
+        return "<vjp macro>"
+
+
+VJP = VJPMacro()
+
+
 class JOf:
     """J applied `level` times to a macro value (grad of code that uses grad)."""
 

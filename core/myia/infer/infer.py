@@ -670,6 +670,8 @@ class Inferrer:
     def expand_macro(self, ctx, node, opt, args):
         if tangent.is_jvp_macro(opt):
             return tangent.expand_jvp(self, ctx, node, opt, args)
+        if tangent.is_vjp_macro(opt):
+            return tangent.expand_vjp(self, ctx, node, opt, args)
         if not args:
             raise MyiaTypeError(f"{opt.name}() needs a function")
         f = args[0]

@@ -23,6 +23,7 @@ pairs again.
 """
 
 from ..ad.forward import JVPMacro, lift_closure_T, prim_tangent
+from ..ad.grad import VJPMacro
 from ..errors import MyiaGradError, MyiaTypeError
 from ..ir import Constant
 from ..prim import ops as P
@@ -132,8 +133,21 @@ def expand_jvp(inf, ctx, node, opt, args):
     return inf.call(ctx, node, GraphFunction(graph, None), list(args), True)
 
 
+def expand_vjp(inf, ctx, node, opt, args):
+    """`vjp(fn, *primals)` (the primals packed by the parser): the macro's program
+    for as many primals."""
+    if len(args) != 2 or args[1].__class__ is not ATuple:
+        raise MyiaTypeError("vjp takes a function and its primals: vjp(fn, x, ...)")
+    graph = opt.macro.expand(len(args[1].elements))
+    return inf.call(ctx, node, GraphFunction(graph, None), list(args), True)
+
+
 def is_jvp_macro(opt):
     return isinstance(opt.macro, JVPMacro)
+
+
+def is_vjp_macro(opt):
+    return isinstance(opt.macro, VJPMacro)
 
 
 def is_jvp_value(value):

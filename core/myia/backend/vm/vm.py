@@ -18,7 +18,7 @@ from ...errors import (MyiaError, MyiaOverflowError, MyiaRecursionError, MyiaTyp
                        MyiaValueError)
 from ...ir import Apply, Constant, Graph, manage
 from ...ad.forward import JVPMacro, T_graph, lift_closure_T, prim_tangent
-from ...ad.grad import GradMacro, JOf
+from ...ad.grad import GradMacro, JOf, VJPMacro
 from ...ad.reverse import J_constant, J_graph, lift_closure, prim_arity, prim_fprop
 from ...prim import Primitive
 from ...prim.containers import same_container
@@ -262,7 +262,7 @@ class VM:
             expand = fn.expand if fn.__class__ is GradMacro else fn.graph
             graph = expand(len(names), argnums, names, defaults)
             return self._enter(Closure(graph, None), [args[0], argnums], node)
-        if fn.__class__ is JVPMacro:
+        if fn.__class__ is JVPMacro or fn.__class__ is VJPMacro:
             return self._enter(Closure(fn.expand(len(args[1])), None), args, node)
         handler = self.extra_callables.get(type(fn))
         if handler is not None:
