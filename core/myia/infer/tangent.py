@@ -60,6 +60,12 @@ def T_abstract(inf, ctx, node, a, record):
         return BOTTOM if BOTTOM in out else a.with_elements(out)
     if a.__class__ is not AFunction:
         return a  # T of data is the data
+    if len(a.options) > 1:
+        # (located at the user's jvp by inference: see Inferrer.evaluate_node)
+        raise MyiaGradError(
+            f"jvp of a function value that may be one of several functions ({a}) is "
+            f"not supported yet",
+            hint="choose the function before the jvp (e.g. an `if` around two jvp calls)")
     result = BOTTOM
     for opt in a.sorted_options():
         r = T_option(inf, ctx, node, opt, record)
@@ -203,10 +209,7 @@ def _T_of_value(spec, ctx, node, x, xa, a, record):
                 hint="pass what it captures as arguments, or make the closure where the "
                      "jvp is taken")
         return spec.new_apply(ctx, [spec.graph_constant(what, loc)] + captured, node, a)
-    raise MyiaGradError(
-        f"jvp of a function value that may be one of several functions ({xa}) is not "
-        f"supported yet", loc,
-        hint="choose the function before the jvp (e.g. an `if` around two jvp calls)")
+    raise AssertionError(f"T of {xa}: inference refuses several functions")
 
 
 def closures_T_reads_from_records(spec, ctx, node, record):

@@ -1,0 +1,293 @@
+"""Every transform inside compiled code, nested in every order.
+
+`grad`, `value_and_grad`, `jvp` and `vjp` written in subset code, on functions that
+capture nothing, closures (over numbers, arrays and lists of arrays), lambdas and
+functions passed as arguments; each pair of nestings (ff: jvp of jvp, fr: jvp of grad,
+rf: grad of jvp, rr: grad of grad) and three deep; perturbation confusion in the
+spirit of Siskind and Pearlmutter.  Values against closed forms, central differences
+and autograd, on "vm" and "llvm" (the `backend` fixture)."""
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import myia
+from myia import grad, jvp, value_and_grad, vjp
+from myia.errors import MyiaGradError
+
+pytestmark = pytest.mark.usefixtures("backend")
+
+
+def run(fn, *args):
+    return myia.compile(fn)(*args)
+
+
+def central(f, x, h=1e-5):
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+def cube(x):
+    return x * x * x
+
+
+# ---- each transform inside compiled code -------------------------------------------------
+
+
+def jvp_of_global(x):
+    return jvp(cube, (x,), (1.0,))
+
+
+def jvp_of_closure(x, a):
+    def h(u):
+        return np.sin(a * u) * u
+    return jvp(h, (x,), (0.5,))[1]
+
+
+def jvp_of_lambda_on_arrays(x, v):
+    return jvp(lambda u: np.sum(np.tanh(u) * u), (x,), (v,))[1]
+
+
+def jvp_two_primals(x, y):
+    return jvp(lambda a, b: a * np.exp(b), (x, y), (1.0, 2.0))[1]
+
+
+def vjp_two_primals(x, y):
+    out, back = vjp(lambda a, b: a * a * b, x, y)
+    dx, dy = back(1.0)
+    return out, dx, dy
+
+
+def value_and_grad_of_closure(x, a):
+    return value_and_grad(lambda u: a * u * u)(x)
+
+
+def test_jvp_of_a_function_that_captures_nothing():
+    assert run(jvp_of_global, 2.0) == (8.0, 12.0)
+
+
+def test_jvp_of_a_closure():
+    x, a = 0.7, 1.3
+    want = 0.5 * (a * np.cos(a * x) * x + np.sin(a * x))
+    assert run(jvp_of_closure, x, a) == pytest.approx(want, rel=1e-12)
+
+
+def test_jvp_of_a_lambda_on_arrays_against_autograd():
+    x = np.array([0.3, -1.2, 2.0])
+    v = np.array([1.0, 0.5, -2.0])
+    g = autograd.grad(lambda u: anp.sum(anp.tanh(u) * u))(x)
+    assert run(jvp_of_lambda_on_arrays, x, v) == pytest.approx(g @ v, rel=1e-12)
+
+
+def test_jvp_of_two_primals():
+    assert run(jvp_two_primals, 1.5, 0.25) == pytest.approx(np.exp(0.25) * (1 + 2 * 1.5))
+
+
+def test_vjp_inside_compiled_code():
+    out, dx, dy = run(vjp_two_primals, 3.0, 2.0)
+    assert (out, dx, dy) == (18.0, 12.0, 9.0)
+
+
+def test_value_and_grad_of_a_closure():
+    assert run(value_and_grad_of_closure, 3.0, 2.0) == (18.0, 12.0)
+
+
+# ---- each pair of nestings, and three deep -------------------------------------------------
+
+
+def d_f(fn, x):  # the derivative of a scalar function, by forward mode
+    return jvp(fn, (x,), (1.0,))[1]
+
+
+def d_r(fn, x):  # by reverse mode
+    return grad(fn)(x)
+
+
+def quartic_like(x):
+    return np.sin(x) * x * x
+
+
+def second(outer, inner):
+    """x -> d/dx (d/dx quartic_like), the outer and inner derivatives by the modes
+    given (each one a function of (fn, x) taken inside the program)."""
+    def f(x):
+        return outer(lambda u: inner(quartic_like, u), x)
+    return f
+
+
+def third(a, b, c):
+    def f(x):
+        return a(lambda u: b(lambda v: c(quartic_like, v), u), x)
+    return f
+
+
+def d2_quartic_like(x):
+    return (2 - x * x) * np.sin(x) + 4 * x * np.cos(x)
+
+
+def d3_quartic_like(x):
+    return (6 - x * x) * np.cos(x) - 6 * x * np.sin(x)
+
+
+@pytest.mark.parametrize("outer,inner", [(d_f, d_f), (d_f, d_r), (d_r, d_f), (d_r, d_r)],
+                         ids=["ff", "fr", "rf", "rr"])
+def test_second_derivative_in_every_order(outer, inner):
+    x = 0.8
+    assert run(second(outer, inner), x) == pytest.approx(d2_quartic_like(x), rel=1e-12)
+
+
+@pytest.mark.parametrize("modes", ["fff", "frf", "rfr", "rrf"])
+def test_third_derivative_three_deep(modes):
+    d = {"f": d_f, "r": d_r}
+    x = 0.8
+    assert run(third(*(d[m] for m in modes)), x) == \
+        pytest.approx(d3_quartic_like(x), rel=1e-11)
+
+
+def nested_closures(x, y):
+    """Closures over the outer variable at each level: d/dx d/dy (x^2 y^3) = 6 x y^2."""
+    def dy(xx):
+        def h(yy):
+            return xx * xx * yy * yy * yy
+        return jvp(h, (y,), (1.0,))[1]
+    return grad(dy)(x)
+
+
+def test_nested_closures_capture_the_outer_variable():
+    assert run(nested_closures, 1.5, 2.0) == pytest.approx(6 * 1.5 * 4.0)
+
+
+# ---- perturbation confusion ----------------------------------------------------------------
+# Siskind and Pearlmutter: d/dx (x * d/dy (x + y) at y = 1) at x = 1 is 1; a system that
+# confuses the two perturbations says 2.
+
+
+def confusion(outer, inner):
+    def f(x):
+        def g(y):
+            return x + y
+        return outer(lambda u: u * inner(lambda y: u + y, 1.0), x)
+    return f
+
+
+@pytest.mark.parametrize("outer,inner", [(d_f, d_f), (d_f, d_r), (d_r, d_f), (d_r, d_r)],
+                         ids=["ff", "fr", "rf", "rr"])
+def test_no_perturbation_confusion(outer, inner):
+    assert run(confusion(outer, inner), 1.0) == 1.0
+
+
+def confusion_through_a_closure(x):
+    """The inner derivative's function captures x; the outer derivative is taken
+    through the capture: d/dx (x * d/dy (x * y)) = d/dx (x * x) = 2x."""
+    def inner(y):
+        return x * y
+    return x * jvp(inner, (3.0,), (1.0,))[1]
+
+
+def test_perturbation_through_a_captured_value():
+    f = lambda x: jvp(confusion_through_a_closure, (x,), (1.0,))[1]  # noqa: E731
+    assert run(f, 2.5) == 5.0
+    assert run(lambda x: grad(confusion_through_a_closure)(x), 2.5) == 5.0
+
+
+# ---- closures over lists, functions passed in -------------------------------------------------
+
+
+def potential_gradients(x, w):
+    """GradBench particle's inner gradient: a closure over a list of arrays."""
+    charges = [np.array([10.0, 10.0 - w]), np.array([10.0, 0.0])]
+
+    def p(u):
+        return sum(1.0 / np.linalg.norm(u - c) for c in charges)
+    e0 = np.array([1.0, 0.0])
+    e1 = np.array([0.0, 1.0])
+    forward = np.array([jvp(p, (x,), (e0,))[1], jvp(p, (x,), (e1,))[1]])
+    return forward, grad(p)(x)
+
+
+def potential_np(x, w):
+    return sum(1.0 / np.linalg.norm(x - c) for c in [np.array([10.0, 10.0 - w]),
+                                                     np.array([10.0, 0.0])])
+
+
+def test_transforms_of_a_closure_over_a_list_of_arrays():
+    x, w = np.array([1.0, 7.5]), 0.3
+    forward, reverse = run(potential_gradients, x, w)
+    fd = [central(lambda t: potential_np(x + t * e, w), 0.0) for e in np.eye(2)]
+    np.testing.assert_allclose(forward, fd, rtol=1e-7)
+    np.testing.assert_allclose(reverse, forward, rtol=1e-13)
+
+
+def pick_then_jvp(x, k):
+    fs = (np.sin, np.cos, cube)
+    return jvp(fs[k], (x,), (1.0,))[1]
+
+
+def test_a_function_chosen_by_a_constant_index():
+    assert run(lambda x: pick_then_jvp(x, 2), 2.0) == 12.0
+
+
+def chosen_at_run_time(x, k):
+    fs = (np.sin, cube)
+    return jvp(fs[k], (x,), (1.0,))[1]
+
+
+def test_jvp_of_a_function_chosen_at_run_time_is_refused_with_its_line():
+    with pytest.raises(MyiaGradError, match="one of several functions") as e:
+        run(chosen_at_run_time, 2.0, 1)
+    assert e.value.loc.line == chosen_at_run_time.__code__.co_firstlineno + 2
+
+
+def grad_chosen_at_run_time(x, k):
+    fs = (np.sin, cube)
+    return grad(fs[k])(x)
+
+
+def test_grad_of_a_function_chosen_at_run_time():
+    assert run(grad_chosen_at_run_time, 2.0, 1) == 12.0
+    assert run(grad_chosen_at_run_time, 2.0, 0) == pytest.approx(np.cos(2.0))
+
+
+def newton(fn, x):
+    """Newton's method for a root of fn, the derivative by jvp, in a while loop."""
+    i = 0
+    while i < 20:
+        v, d = jvp(fn, (x,), (1.0,))
+        x = x - v / d
+        i = i + 1
+    return x
+
+
+def root_of_shifted_cube(a):
+    return newton(lambda u: u * u * u - a, 1.0)
+
+
+def test_jvp_in_a_loop_and_grad_through_it():
+    assert run(root_of_shifted_cube, 8.0) == pytest.approx(2.0, rel=1e-14)
+    # d/da a^(1/3) = a^(-2/3) / 3: the derivative through twenty Newton steps
+    assert run(lambda a: grad(root_of_shifted_cube)(a), 8.0) == \
+        pytest.approx(1.0 / 12.0, rel=1e-9)
+
+
+# ---- from Python: compiled once ----------------------------------------------------------------
+
+
+def test_jvp_from_python_builds_its_program_once():
+    def f(x):
+        return np.sum(np.sin(x) * x)
+    x, t = np.linspace(0.0, 1.0, 5), np.ones(5)
+    first = myia.jvp(f, (x,), (t,))
+    t_obj = myia.api._jvp_function(f)
+    programs = dict(t_obj._by_signature)
+    second = myia.jvp(f, (x + 1.0,), (t,))
+    assert myia.api._jvp_function(f) is t_obj and t_obj._by_signature == programs
+    assert first[1] == pytest.approx(np.sum(np.cos(x) * x + np.sin(x)))
+    assert second[1] == pytest.approx(np.sum(np.cos(x + 1) * (x + 1) + np.sin(x + 1)))
+
+
+def test_compiling_a_lambda_that_calls_myia_jvp():
+    """JAX's `jit(lambda p, t: jvp(f, p, t))` form."""
+    compiled = myia.compile(lambda p, t: myia.jvp(quartic_like, (p,), (t,)))
+    out, tangent = compiled(0.8, 2.0)
+    assert out == pytest.approx(quartic_like(0.8))
+    assert tangent == pytest.approx(2.0 * (np.cos(0.8) * 0.64 + 2 * 0.8 * np.sin(0.8)))
