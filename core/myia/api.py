@@ -5,6 +5,7 @@ a `MyiaError` says what, where and what to do; the stack of the compiler would o
 hide that.
 """
 
+import collections
 import functools
 import os
 import weakref
@@ -357,6 +358,22 @@ def _interned(fn, argnums, mode):
     return _intern((fn, argnums, mode), lambda: GradFunction(fn, argnums, mode))
 
 
+#: the transforms `myia.jvp`, `myia.vjp` and `myia.hessian(f)(x)` make for their callers,
+#: who keep no reference to them: the last ones used stay alive, so that calling
+#: again is a look-up and a native call, not a new compilation
+_RECENT = collections.OrderedDict()
+_RECENT_SIZE = 256
+
+
+def _held(t):
+    """`t`, kept alive among the most recently used transforms."""
+    _RECENT[id(t)] = t
+    _RECENT.move_to_end(id(t))
+    if len(_RECENT) > _RECENT_SIZE:
+        _RECENT.popitem(last=False)
+    return t
+
+
 def _intern(key, make):
     """The transform `make()` of `key`, shared by every caller with an equal key."""
     try:
@@ -378,6 +395,28 @@ def grad(fn, argnums=0):
 def value_and_grad(fn, argnums=0):
     """Like `grad`, returning `(fn(*args), gradient)`."""
     return _interned(fn, argnums, "value_and_grad")
+
+
+def _compiled_once(t, backend):
+    """The CompiledFunction of the transform object `t` on `backend`, made once (its
+    pipeline caches the programs per signature: a second call is a look-up)."""
+    compiled = t._compiled.get(backend)
+    if compiled is None:
+        compiled = t._compiled[backend] = compile(t.fn if isinstance(t, _PrimalOf) else t,
+                                                  backend)
+    return compiled
+
+
+class _PrimalOf:
+    """Holds the compiled primal of a function `myia.vjp` runs on a native backend."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self._compiled = {}
+
+    @staticmethod
+    def of(fn):
+        return _held(_intern(("primal", fn), lambda: _PrimalOf(fn)))
 
 
 class _VJPFunction:
@@ -419,7 +458,9 @@ class _NativeVJPFunction:
 
     def __init__(self, fn, primals, backend, out):
         self.primals = tuple(primals)
-        self.compiled = compile(_VJPApplyFunction(fn, len(primals)), backend)
+        self.compiled = _compiled_once(
+            _held(_intern(("vjp_apply", fn, len(primals)),
+                          lambda: _VJPApplyFunction(fn, len(primals)))), backend)
         # typed now, for a cotangent like the output: its errors (an integer primal)
         # come from vjp itself, as on the VM
         self.compiled.pipeline.specialize(self.compiled.fn, self.primals + (out,))
@@ -433,11 +474,11 @@ class _NativeVJPFunction:
 def vjp(fn, *primals):
     """`(fn(*primals), vjp_fn)`, where `vjp_fn(ct)` returns the cotangent of each
     primal (a tuple), as in JAX."""
-    t = GradFunction(fn, tuple(range(len(primals))) if primals else 0, "vjp")
-    compiled = compile(t)
+    t = _held(_interned(fn, tuple(range(len(primals))) if primals else 0, "vjp"))
+    compiled = _compiled_once(t, default_backend())
     if compiled.pipeline.llvm is not None:
         t.__myia_header__()  # the same checks (argnums) as below
-        out = compile(fn, compiled.backend).pipeline.run(fn, primals, {})
+        out = _compiled_once(_PrimalOf.of(fn), compiled.backend).pipeline.run(fn, primals, {})
         return out, _NativeVJPFunction(fn, primals, compiled.backend, out)
     out, bprop = compiled.pipeline.run(t, primals, {})
     return out, _VJPFunction(compiled.pipeline, bprop, primals)
@@ -645,7 +686,7 @@ def jvp(fn, primals, tangents):
 
 def _jvp_function(fn):
     """The one JVPFunction of `fn` (its programs and machine code are made once)."""
-    return _intern(("jvp", fn), lambda: JVPFunction(fn))
+    return _held(_intern(("jvp", fn), lambda: JVPFunction(fn)))
 
 
 class HessianFunction:
@@ -665,8 +706,8 @@ class HessianFunction:
                                 hint="for several arguments, take hessians one at a time")
         self.fn = fn
         self.argnums = argnums
-        self.grad = GradFunction(fn, argnums, "grad")
-        self.jvp = JVPFunction(self.grad)
+        self.grad = grad(fn, argnums)
+        self.jvp = _jvp_function(self.grad)
         self._compiled = {}
         functools.update_wrapper(self, fn, updated=())
 
@@ -797,5 +838,8 @@ def _zeros_like_value(x):
 
 
 def hessian(fn, argnums=0):
-    """The Hessian of a scalar function, forward-over-reverse (see HessianFunction)."""
-    return HessianFunction(fn, argnums)
+    """The Hessian of a scalar function, forward-over-reverse (see HessianFunction).
+    hessian(f) made twice is one object, whose programs are made once."""
+    if not isinstance(argnums, int) or isinstance(argnums, bool):
+        return HessianFunction(fn, argnums)  # (which refuses it)
+    return _held(_intern(("hessian", fn, argnums), lambda: HessianFunction(fn, argnums)))

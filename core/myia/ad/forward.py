@@ -165,7 +165,7 @@ def jvp_graph(fn_graph):
     return g
 
 
-def lift_closure_T(graph):
+def lift_closure_T(graph, static=()):
     """For a graph with free variables v1..vm, the graph `outer(v1, ..., vm)` that
     returns T of the closure: a function of (value, tangent) pairs returning one.
 
@@ -174,21 +174,27 @@ def lift_closure_T(graph):
     with zeros, and T of the lifted program (`lifted_copy`, whose parameters v1..vm
     come first) does the rest; a captured function becomes its own T.  Because outer
     takes the captured values themselves, a closure made elsewhere gives them from its
-    record, as for J (myia.infer.specialize), whose parameters have the same order."""
-    outer = graph.derived.get("lifted T")
+    record, as for J (myia.infer.specialize), whose parameters have the same order.
+    `static`: the captured values known at compile time (see lifted_with_constants),
+    whose parameters outer ignores."""
+    key = ("lifted T", static)
+    outer = graph.derived.get(key)
     if outer is not None:
         return outer
-    from .reverse import lifted_copy
+    from .reverse import lifted_copy, lifted_with_constants
 
-    lifted, fvs = lifted_copy(graph)
+    _, fvs = lifted_copy(graph)
+    lifted = lifted_with_constants(graph, static)
+    known = {i for i, _ in static}
     outer = Graph(f"T:{graph.name}")
-    outer.flags = {"kind": "tangent", "core": True}
+    outer.flags = {"kind": "tangent", "core": True, "ignored": known}
     pairs = []
-    for v in fvs:
+    for i, v in enumerate(fvs):
         cv = outer.add_parameter(v.name)
         cv.primal = v
-        pairs.append(outer.apply(P.make_tuple, outer.apply(P.T, cv),
-                                 outer.apply(P.zeros_like, cv)))
+        if i not in known:
+            pairs.append(outer.apply(P.make_tuple, outer.apply(P.T, cv),
+                                     outer.apply(P.zeros_like, cv)))
     inner = Graph(f"T{graph.name}")
     inner.flags = {"kind": "tangent"}
     inner.defaults = {k: (v, P.zeros_like.impl(v)) for k, v in graph.defaults.items()}
@@ -196,7 +202,7 @@ def lift_closure_T(graph):
     tl = inner.apply(P.T, Constant(lifted))
     inner.output = inner.apply(tl, *pairs, *args)
     outer.output = Constant(inner)
-    graph.derived["lifted T"] = outer
+    graph.derived[key] = outer
     return outer
 
 

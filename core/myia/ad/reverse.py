@@ -369,27 +369,35 @@ def prim_arity(prim):
 typed_J = None
 
 
-def lift_closure(graph):
+def lift_closure(graph, static=()):
     """For a graph with free variables v1..vm, the graph `outer(J(v1), ..., J(vm))`
     that returns the J of the closure: a function taking the graph's arguments and
     returning `(value, bprop)`, where bprop gives the environment of v1..vm.
 
     This is how J applies to a closure made at run time, whose enclosing graph is not
-    being differentiated (e.g. `grad(lambda y: x * y)` inside subset code)."""
-    outer = graph.derived.get("lifted J")
+    being differentiated (e.g. `grad(lambda y: x * y)` inside subset code).
+
+    `static`: captured values known at compile time (see lifted_with_constants),
+    whose parameters outer ignores (`flags["ignored"]`: specialization passes them
+    as they are, not their J); their sensitivities are not computed."""
+    key = ("lifted J", static)
+    outer = graph.derived.get(key)
     if outer is not None:
         return outer
-    lifted, fvs = lifted_copy(graph)
+    _, fvs = lifted_copy(graph)
+    lifted = lifted_with_constants(graph, static)
+    known = {i for i, _ in static}
     # (a program that writes jvp is differentiated once typed: see typed_J)
     jl = Constant(typed_J(lifted)) if uses_forward_mode(lifted) else J_graph(lifted)
     # outer(captured...) -> inner(args...) -> (value, bprop)
     outer = Graph(f"J:{graph.name}")
-    outer.flags = {"kind": "fprop", "core": True}
-    cvs = []
+    outer.flags = {"kind": "fprop", "core": True, "ignored": known}
+    all_cvs = []
     for v in fvs:
         cv = outer.add_parameter(v.name)
         cv.primal = v
-        cvs.append(cv)
+        all_cvs.append(cv)
+    cvs = [cv for i, cv in enumerate(all_cvs) if i not in known]
     inner = Graph(f"▶{graph.name}")
     inner.flags = {"kind": "fprop"}
     inner.defaults = dict(graph.defaults)
@@ -408,7 +416,7 @@ def lift_closure(graph):
     bp.output = bp.apply(P.make_tuple, env, *dargs)
     inner.output = inner.apply(P.make_tuple, value, bp)
     outer.output = Constant(inner)
-    graph.derived["lifted J"] = outer
+    graph.derived[key] = outer
     return outer
 
 
@@ -447,6 +455,30 @@ def lifted_copy(graph):
     lifted.output = lifted.apply(repl[graph], *args)
     graph.derived["lifted"] = (lifted, fvs)
     return lifted, fvs
+
+
+def lifted_with_constants(graph, static):
+    """`lifted_copy(graph)` with some captured values known at compile time: for
+    `static` ((i, value), ...), the graph `W(the other v's..., args)` that calls the
+    lifted program with `Constant(value)` as its i-th captured value.  (A function
+    that captures nothing, known where J or T of a closure is inferred, becomes part
+    of the program, which the optimizer can then see through: a captured `grad_f` that
+    writes jvp is inlined, not transformed as a value.)"""
+    lifted, fvs = lifted_copy(graph)
+    if not static:
+        return lifted
+    key = ("lifted with", static)
+    w = graph.derived.get(key)
+    if w is None:
+        known = dict(static)
+        w = Graph(f"{graph.name}")
+        w.flags = {"core": True}
+        inputs = [Constant(known[i]) if i in known else w.add_parameter(v.name or "fv")
+                  for i, v in enumerate(fvs)]
+        inputs += [w.add_parameter(p.name) for p in graph.parameters]
+        w.output = w.apply(lifted, *inputs)
+        graph.derived[key] = w
+    return w
 
 
 def _bprop_name(n):

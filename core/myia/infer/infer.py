@@ -48,7 +48,9 @@ import os
 from collections import defaultdict
 
 from ..ad.grad import GradMacro, JOf
-from ..ad.reverse import J_graph, J_graph_if_built, lift_closure, prim_arity, prim_fprop
+from ..ad.forward import uses_forward_mode
+from ..ad.reverse import (J_graph, J_graph_if_built, lift_closure, lifted_copy, prim_arity,
+                          prim_fprop)
 from ..ad.transforms import is_transform
 from ..errors import MyiaError, MyiaGradError, MyiaTypeError
 from ..ir import Apply, Constant, Graph, Parameter, manage
@@ -75,6 +77,7 @@ from .abstract import (
     join,
 )
 from . import tangent
+from .records import JRecord
 from .rules import infer_primitive
 
 #: constant signatures of one graph in one parent context (for one list of argument
@@ -141,17 +144,6 @@ def _shown(args, limit=300):
     """Argument types for an error message, cut at `limit` characters."""
     text = ", ".join(map(str, args))
     return text if len(text) <= limit else text[:limit] + " ..."
-
-
-class JRecord:
-    """What J of a function value became: for each option, ("graph", J graph) for a
-    graph without free variables or a primitive, ("lift", context of lift_closure's
-    graph) for a closure, ("macro", JOf)."""
-
-    __slots__ = ("parts",)
-
-    def __init__(self):
-        self.parts = {}
 
 
 class _GraphInfo:
@@ -812,13 +804,24 @@ class Inferrer:
                 jg = J_graph(g)
                 record.parts[opt] = ("graph", jg)
                 return AFunction([GraphFunction(jg, None)])
-            outer = lift_closure(g)
-            captured = []
-            for p in outer.parameters:
-                v = self.read_free(opt.context, p.primal)
-                if v is BOTTOM:
+            lifted, fvs = lifted_copy(g)
+            primal = []
+            for v in fvs:
+                a = self.read_free(opt.context, v)
+                if a is BOTTOM:
                     return BOTTOM
-                v = self.J_abstract(ctx, node, v, record)
+                primal.append(a)
+            # a program that writes jvp takes the functions it captured as constants
+            # (its J is J of its typed program, which needs data: see TypedJ)
+            static = tangent.static_functions(self, primal)
+            if not (uses_forward_mode(lifted) or any(
+                    isinstance(f, Graph) and uses_forward_mode(f) for _, f in static)):
+                static = ()
+            outer = lift_closure(g, static)
+            known = outer.flags["ignored"]
+            captured = []
+            for i, a in enumerate(primal):
+                v = a if i in known else self.J_abstract(ctx, node, a, record)
                 if v is BOTTOM:
                     return BOTTOM
                 captured.append(v)

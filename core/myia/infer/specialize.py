@@ -225,7 +225,10 @@ class Specializer:
         """The closures whose records J reads for the values closure `opt` captured
         (the parameters of its lifted J `outer`), or None if one cannot be read."""
         found = {}
-        for p in outer.parameters:
+        ignored = outer.flags.get("ignored", ())
+        for i, p in enumerate(outer.parameters):
+            if i in ignored:  # (taken as it is: a function that captures nothing)
+                continue
             inner = self._readable_value(self.inf.read_free(opt.context, p.primal),
                                          record, seen)
             if inner is None:
@@ -491,8 +494,12 @@ class Specializer:
                     return self.J_from_record(ctx, node, x, opt, record, a)
                 outer = what.graph
                 captured = []
-                for p in outer.parameters:
+                ignored = outer.flags.get("ignored", ())
+                for i, p in enumerate(outer.parameters):
                     pa = self.inf.read_free(opt.context, p.primal)
+                    if i in ignored and visible:  # (a function outer takes as a constant)
+                        captured.append(self.input(ctx, p.primal))
+                        continue
                     # what the closure captured: read from its frame where that is
                     # visible, else known statically (`grad(grad(f))`: f and argnums);
                     # J of a captured closure made elsewhere reads its record
@@ -573,13 +580,15 @@ class Specializer:
         loc = node.loc
         what = record.parts[opt][1]
         captured = []
+        ignored = what.graph.flags.get("ignored", ())
         for i, p in enumerate(what.graph.parameters):
             pa = self.inf.read_free(opt.context, p.primal)
-            c = self.static_J(pa, record, loc)
+            c = None if i in ignored else self.static_J(pa, record, loc)
             if c is None:
                 bound = self._apply(ctx, node, graph,
                                     [Constant(P.closure_bound, loc), x, Constant(i, loc)], pa)
-                c = self.J_of_value(ctx, node, bound, pa, record, graph)
+                c = bound if i in ignored else self.J_of_value(ctx, node, bound, pa,
+                                                               record, graph)
             captured.append(c)
         return self._apply(ctx, node, graph, [self.graph_constant(what, loc)] + captured, a)
 

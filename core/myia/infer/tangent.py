@@ -24,27 +24,18 @@ pairs again.
 
 from ..ad.forward import JVPMacro, lift_closure_T, prim_tangent
 from ..ad.grad import VJPMacro
+from ..ad.reverse import lifted_copy
+from ..ad.transforms import is_data_signature
 from ..errors import MyiaGradError, MyiaTypeError
 from ..ir import Constant
 from ..prim import ops as P
-from ..ad.transforms import is_data_signature
 from .abstract import (AFunction, ATuple, BOTTOM, GraphFunction, MacroFunction,
                        PrimitiveFunction, TransformFunction, join)
+from .records import TRecord
 
 #: fn -> the transform object of T(fn) built per signature; set by myia.api (the
 #: objects that build programs live above inference)
 static_tangent = None
-
-
-class TRecord:
-    """What T of a function value became, per option: ("graph", T graph) for a
-    primitive, ("static", transform object) for a function that captures nothing,
-    ("lift", context of lift_closure_T's graph) for a closure."""
-
-    __slots__ = ("parts",)
-
-    def __init__(self):
-        self.parts = {}
 
 
 def infer_T(inf, ctx, node, args):
@@ -92,13 +83,14 @@ def T_option(inf, ctx, node, opt, record):
             t = static_tangent(g.flags.get("transform", g))
             record.parts[opt] = ("static", t)
             return AFunction([TransformFunction(t)])
-        outer = lift_closure_T(g)
+        _, fvs = lifted_copy(g)
         captured = []
-        for p in outer.parameters:
-            v = inf.read_free(opt.context, p.primal)
-            if v is BOTTOM:
+        for v in fvs:
+            a = inf.read_free(opt.context, v)
+            if a is BOTTOM:
                 return BOTTOM
-            captured.append(v)
+            captured.append(a)
+        outer = lift_closure_T(g, static_functions(inf, captured))
         result, callee = inf.call(ctx, node, GraphFunction(outer, None), captured, True)
         record.parts[opt] = ("lift", callee)
         return result
@@ -118,6 +110,21 @@ def T_option(inf, ctx, node, opt, record):
                             f"made) is not supported",
                             hint=f"take the jvp of a function that calls {opt.name}")
     raise MyiaTypeError(f"jvp of {opt.name} is not supported")
+
+
+def static_functions(inf, captured):
+    """((i, function), ...) for the captured values of abstracts `captured` that are
+    one known function capturing nothing (a graph or a primitive): the lifted
+    program takes them as constants (see myia.ad.reverse.lifted_with_constants)."""
+    out = []
+    for i, a in enumerate(captured):
+        if a.__class__ is AFunction and len(a.options) == 1:
+            (o,) = a.options
+            if o.__class__ is GraphFunction and not inf.infos[o.graph].free_variables:
+                out.append((i, o.graph))
+            elif o.__class__ is PrimitiveFunction:
+                out.append((i, o.prim))
+    return tuple(out)
 
 
 def expand_jvp(inf, ctx, node, opt, args):
