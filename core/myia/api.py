@@ -98,8 +98,9 @@ class CompiledFunction:
         if hasattr(type(fn), "__myia_not_in_subset__"):  # (myia.hessian)
             what, _ = type(fn).__myia_not_in_subset__
             raise MyiaTypeError(f"myia.compile cannot compile this function: {what}",
-                                hint="call it directly, as myia.hessian(f)(x): it compiles "
-                                     "what it runs")
+                                hint="call it directly, as myia.hessian(f)(x) (it compiles "
+                                     "what it runs), or compile a function that calls "
+                                     "hessian(f)(x)")
         self.fn = fn
         self.backend = backend
         self.pipeline = Pipeline(backend)
@@ -504,8 +505,15 @@ def _register_in_subset():
 
     register_special(jvp, JVP)
     from .ad.grad import VJP
+    from .ad.hessian import HESSIAN
 
     register_special(vjp, VJP)
+    from .ad.taylor import JET
+
+    for obj, value in [(JVP, JVP), (VJP, VJP), (hessian, HESSIAN), (HESSIAN, HESSIAN),
+                       (jet, JET), (JET, JET)]:
+        register_special(obj, value)
+    tangent.static_jet = jet
     from .ad import reverse
 
     reverse.typed_J = lambda graph: _intern(("J", graph), lambda: TypedJ(graph))
@@ -696,9 +704,9 @@ class HessianFunction:
 
     #: what the parser says where subset code names one (myia.parser.resolve)
     __myia_not_in_subset__ = (
-        "it is a myia.hessian, which runs in Python (one jvp per direction of its "
-        "argument)", "in subset code, write grad(grad(f)) for a float argument; else "
-        "compute the Hessian in Python and pass it as an argument")
+        "it is a myia.hessian object, which runs in Python (one jvp per direction of "
+        "its argument)", "write `hessian(f)(x)` in the function itself: there, hessian "
+        "is part of the program (forward over reverse, compiled with it)")
 
     def __init__(self, fn, argnums=0):
         if not isinstance(argnums, int) or isinstance(argnums, bool):

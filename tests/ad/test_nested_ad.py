@@ -291,3 +291,37 @@ def test_compiling_a_lambda_that_calls_myia_jvp():
     out, tangent = compiled(0.8, 2.0)
     assert out == pytest.approx(quartic_like(0.8))
     assert tangent == pytest.approx(2.0 * (np.cos(0.8) * 0.64 + 2 * 0.8 * np.sin(0.8)))
+
+
+# ---- hessian and jet inside compiled code ---------------------------------------------------
+
+
+def sin_times(x):
+    return np.sum(np.sin(x) * x)
+
+
+def scaled_cube(a, x):
+    return a * x * x * x
+
+
+def test_hessian_inside_compiled_code_on_an_array_and_by_argnums():
+    x = np.array([0.1, 0.5, 0.9])
+    got = run(lambda u: myia.hessian(sin_times)(u), x)
+    np.testing.assert_allclose(got, myia.hessian(sin_times)(x), rtol=1e-13)
+    np.testing.assert_allclose(got, np.diag(2 * np.cos(x) - x * np.sin(x)), atol=1e-13)
+    assert run(lambda a, x: myia.hessian(scaled_cube, 1)(a, x), 2.0, 1.5) == 18.0
+
+
+def test_hessian_of_a_closure_inside_compiled_code_says_what_to_write():
+    with pytest.raises(myia.errors.MyiaError, match="gradient taken at run time") as e:
+        run(lambda x, a: myia.hessian(lambda u: np.sum(u * u * a))(x), np.ones(2), 2.0)
+    assert "hessian(f, argnums=0)(x, a)" in e.value.hint
+
+
+def test_jet_inside_compiled_code_and_grad_of_it():
+    want = myia.jet(quartic_like, order=3)(0.7)
+    assert run(lambda x: myia.jet(quartic_like, 3)(x), 0.7) == pytest.approx(want, rel=1e-14)
+    # the third derivative as grad of jet's second
+    assert run(lambda x: grad(lambda u: myia.jet(quartic_like, 2)(u)[2])(x), 0.7) == \
+        pytest.approx(want[3], rel=1e-12)
+    assert want[3] == pytest.approx(d3_quartic_like(0.7), rel=1e-12)

@@ -90,17 +90,20 @@ class _TTransform:
             return tg.apply(P.make_tuple, fn, tg.apply(P.env_new))
         if isinstance(v, Primitive):
             if v.name in ("J", "Jinv"):
-                raise MyiaError(
-                    "forward mode (jvp, hessian) through `grad` written inside subset code "
-                    "is not supported yet", node.loc,
-                    hint="apply myia.grad from Python instead: myia.jvp(myia.grad(f), ...)")
+                raise _through_runtime_grad(node.loc)
             return tg.apply(P.make_tuple, prim_tangent(v, n_args), tg.apply(P.env_new))
         if hasattr(v, "__myia_J__"):
-            raise MyiaError(
-                "forward mode (jvp, hessian) through `grad` written inside subset code "
-                "is not supported yet",
-                node.loc, hint="apply myia.grad from Python instead: myia.jvp(myia.grad(f), ...)")
+            raise _through_runtime_grad(node.loc)
         return Constant((v, P.zeros_like.impl(v)), node.loc)
+
+
+def _through_runtime_grad(loc):
+    return MyiaError(
+        "forward mode (jvp, hessian) of a gradient taken at run time is not supported "
+        "yet: grad of a closure, or of a function value inference could not resolve "
+        "to one function that captures nothing", loc,
+        hint="take grad (or hessian) of a def that receives what the closure captured "
+             "as arguments, e.g. hessian(f, argnums=0)(x, a) for f(x, a)")
 
 
 def prim_tangent(prim, n_args=None):
@@ -112,10 +115,7 @@ def prim_tangent(prim, n_args=None):
     if tp is not None:
         return tp
     if prim.name in ("J", "Jinv"):
-        raise MyiaError(
-            "forward mode (jvp, hessian) through `grad` written inside subset code is "
-            "not supported yet",
-            hint="apply myia.grad from Python instead: myia.jvp(myia.grad(f), ...)")
+        raise _through_runtime_grad(None)
     if prim is P.make_tuple:
         n = n_args
     else:

@@ -227,3 +227,27 @@ def prim_jet_graph(prim, order, node=None):
 
 
 __all__ = ["jet_graph", "jet_entry_graph", "prim_series", "prim_jet_graph"]
+
+
+class JetMacro:
+    """`jet(fn, order, argnums=0)` as a value inside subset code: the function that
+    returns fn's value and its first `order` derivatives along argument `argnums`,
+    as `myia.jet` from Python.  Inference makes it the same transform object (built
+    per call types from fn's optimized program) when fn is one known function that
+    captures nothing (myia.infer.tangent.expand_jet)."""
+
+    param_names = ("fn", "order", "argnums")
+    defaults = {"argnums": 0}
+    ir_name = "jet"
+
+    def __myia_J__(self):
+        raise MyiaError("a derivative of a program that calls jet inside, before it is "
+                        "typed", hint="take the jet from Python, or grad of a def that "
+                                      "does not call jet")
+
+    def __repr__(self):
+        return "<jet macro>"
+
+
+JET = JetMacro()
+

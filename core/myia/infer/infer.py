@@ -664,6 +664,8 @@ class Inferrer:
             return tangent.expand_jvp(self, ctx, node, opt, args)
         if tangent.is_vjp_macro(opt):
             return tangent.expand_vjp(self, ctx, node, opt, args)
+        if tangent.is_jet_macro(opt):
+            return tangent.expand_jet(self, ctx, node, opt, args)
         if not args:
             raise MyiaTypeError(f"{opt.name}() needs a function")
         f = args[0]

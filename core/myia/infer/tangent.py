@@ -25,12 +25,14 @@ pairs again.
 from ..ad.forward import JVPMacro, lift_closure_T, prim_tangent
 from ..ad.grad import VJPMacro
 from ..ad.reverse import lifted_copy
+from ..ad.taylor import JetMacro
 from ..ad.transforms import is_data_signature
 from ..errors import MyiaGradError, MyiaTypeError
 from ..ir import Constant
 from ..prim import ops as P
-from .abstract import (AFunction, ATuple, BOTTOM, GraphFunction, MacroFunction,
-                       PrimitiveFunction, TransformFunction, join)
+from .abstract import (NOT_CONSTANT, AFunction, ATuple, BOTTOM, GraphFunction,
+                       MacroFunction, PrimitiveFunction, TransformFunction, constant_value,
+                       join)
 from .records import TRecord
 
 #: fn -> the transform object of T(fn) built per signature; set by myia.api (the
@@ -153,6 +155,46 @@ def expand_vjp(inf, ctx, node, opt, args):
         raise MyiaTypeError("vjp takes a function and its primals: vjp(fn, x, ...)")
     graph = opt.macro.expand(len(args[1].elements))
     return inf.call(ctx, node, GraphFunction(graph, None), list(args), True)
+
+
+#: (fn, order, argnums) -> the transform object of `jet(fn, order, argnums)`; set by
+#: myia.api
+static_jet = None
+
+
+def expand_jet(inf, ctx, node, opt, args):
+    """`jet(fn, order, argnums)` of one known function that captures nothing, whose
+    value is only called: the transform object built per call types."""
+    if len(args) not in (2, 3):
+        raise MyiaTypeError("jet takes a function, an order and optionally argnums")
+    order = constant_value(args[1])
+    argnums = constant_value(args[2]) if len(args) == 3 else 0
+    if order is NOT_CONSTANT or argnums is NOT_CONSTANT:
+        raise MyiaGradError("the order and argnums of jet must be constants",
+                            hint="e.g. jet(f, 3)(x)")
+    f = args[0]
+    target = None
+    if f.__class__ is AFunction and len(f.options) == 1:
+        (fo,) = f.options
+        if fo.__class__ is GraphFunction and not inf.infos[fo.graph].free_variables:
+            target = fo.graph.flags.get("transform", fo.graph)
+        elif fo.__class__ is TransformFunction:
+            target = fo.transform
+    if target is None:
+        raise MyiaGradError(
+            f"jet inside subset code takes one known function that captures nothing, "
+            f"not {f}",
+            hint="take the jet of a def that receives what a closure would capture as "
+                 "arguments: jet(f, order, argnums=k)(x, a)")
+    if not inf.only_called(ctx.graph, node):
+        raise MyiaGradError("the function jet makes inside subset code can only be "
+                            "called where it is made (not stored, passed or returned)",
+                            hint="call it at once: jet(f, 3)(x)")
+    return AFunction([TransformFunction(static_jet(target, order, argnums))]), None
+
+
+def is_jet_macro(opt):
+    return isinstance(opt.macro, JetMacro)
 
 
 def is_jvp_macro(opt):

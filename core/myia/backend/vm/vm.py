@@ -256,10 +256,10 @@ class VM:
             if special is not None:
                 return None, special(self, *args)
             return None, self.impl_for(None, fn)(*args)
-        if fn.__class__ is GradMacro or fn.__class__ is JOf:
+        if isinstance(fn, GradMacro) or fn.__class__ is JOf:
             argnums = args[1] if len(args) > 1 else 0
             names, defaults = _signature(fn, args[0])
-            expand = fn.expand if fn.__class__ is GradMacro else fn.graph
+            expand = fn.graph if fn.__class__ is JOf else fn.expand
             graph = expand(len(names), argnums, names, defaults)
             return self._enter(Closure(graph, None), [args[0], argnums], node)
         if fn.__class__ is JVPMacro or fn.__class__ is VJPMacro:
