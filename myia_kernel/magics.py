@@ -152,6 +152,7 @@ def magic_help_cmd(session, line):
         "  y = f(2.0)          the same, and y joins the session\n"
         "  grad(f)(2.0)        derivatives: grad, value_and_grad, jvp, vjp, hessian\n"
         "  jet(f, order=5)(x)  f and its first 5 derivatives (Taylor mode)\n"
+        "                      (all of them work inside a def too, nested in any order)\n"
         "  f?                  help on a name\n"
         "Already there: np, math, grad, value_and_grad, jvp, vjp, hessian, jet.\n"
         "A compile that takes more than a second shows the stage it is in.\n"

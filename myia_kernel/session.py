@@ -23,10 +23,11 @@ place as `def __cell_expr__(): return <expression>`, a real Python function of t
 that the parser reads like any other (errors point at the cell's own line and column).
 Values that are functions (`df = grad(f)`) are bound as the Python object that the same
 expression gives when Python evaluates it: it compiles to the same program, and stays
-callable from `%%python` cells.  `jvp`, `vjp`, `hessian` and `jet` are host-level transforms
-(not in the subset): an expression that uses them is read by `seal.SafeEval`, which calls
-them (they compile the function they are given, a lambda written in place included:
-`jvp(lambda x: x * x, (3.0,), (1.0,))`) and runs no Python code of the cell.
+callable from `%%python` cells.  An expression *cell* that calls `jvp`, `vjp`, `hessian` or
+`jet` is read by `seal.SafeEval`, which calls them from Python (they compile the function
+they are given, a lambda written in place included: `jvp(lambda x: x * x, (3.0,), (1.0,))`)
+and runs no Python code of the cell; inside a `def` they are part of the subset, as `grad`
+is.
 Nothing else of a subset cell is evaluated by Python either (see `seal`): annotations are
 dropped, default values and magic arguments are read by SafeEval.
 

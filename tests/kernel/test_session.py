@@ -575,3 +575,16 @@ def test_a_gradient_with_respect_to_an_integer_is_a_located_error(s):
         assert "cannot differentiate with respect to argument 0 ('x')" in text
         assert "def half(x):" in text  # the source line, with a caret under x
     assert ok(s, "grad(half)(3.0)").value == 0.5
+
+
+def test_jvp_vjp_hessian_and_jet_inside_a_def_of_a_cell(s):
+    """Issue 33: inside a def, the session's jvp, vjp, hessian and jet are part of the
+    subset, as grad is (in an expression cell they run from Python)."""
+    ok(s, "def cube(x):\n    return x * x * x")
+    ok(s, "def d_f(f, x):\n    return jvp(f, (x,), (1.0,))[1]")
+    ok(s, "def all_of_them(x):\n"
+          "    out, back = vjp(cube, x)\n"
+          "    return (d_f(lambda u: d_f(cube, u), x), back(1.0)[0],\n"
+          "            hessian(cube)(x), jet(cube, 3)(x)[3])")
+    assert ok(s, "all_of_them(2.0)").value == (12.0, 12.0, 12.0, 6.0)
+    assert ok(s, "grad(lambda x: d_f(cube, x))(2.0)").value == 12.0
