@@ -10,7 +10,7 @@
 # this package, which must end up being the function `myia.ir` (bound below).
 from . import ir as _ir_package  # noqa: F401  isort: skip
 from . import viz  # noqa: F401  (myia.viz.render)
-from .api import _register_in_subset, compile, grad, hessian, ir, jet, jvp, value_and_grad, vjp
+from .api import compile, grad, hessian, ir, jet, jvp, value_and_grad, vjp
 from .errors import (
     MyiaError,
     MyiaGradError,
@@ -24,7 +24,9 @@ from .errors import (
     MyiaValueError,
 )
 
-_register_in_subset()
+from . import in_subset  # noqa: E402
+
+in_subset.register()
 from .api import ir  # noqa: E402,F811  (the function, not the subpackage)
 
 
