@@ -564,10 +564,24 @@ def _structure_mismatch(x, t, path=""):
 def jvp(fn, primals, tangents):
     """`(fn(*primals), J·tangents)`: forward mode, by the tangent transform (JAX's
     `jax.jvp` conventions: primals and tangents are tuples)."""
+    global _last_jvp
     primals = tuple(primals)
     tangents = tuple(tangents)
+    last_fn, t = _last_jvp
+    if last_fn is fn and t._fast is not None and t._fast[0] is _environ_get(b"MYIA_BACKEND"):
+        # again with the last function: straight to the native entry, which checks
+        # the arguments' number, types and shapes (MISMATCH: the checks below)
+        r = t._fast[1](*primals, *tangents)
+        if r.__class__ is not _Signal:
+            return r
     _check_tangents(primals, tangents)
-    return _jvp_function(fn)(*primals, *tangents)
+    t = _jvp_function(fn)
+    _last_jvp = (fn, t)
+    return t(*primals, *tangents)
+
+
+#: (fn, its JVPFunction) of the last `myia.jvp` (a loop of jvp calls skips the look-up)
+_last_jvp = (None, None)
 
 
 def _jvp_function(fn):
