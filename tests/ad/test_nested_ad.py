@@ -232,10 +232,21 @@ def chosen_at_run_time(x, k):
     return jvp(fs[k], (x,), (1.0,))[1]
 
 
-def test_jvp_of_a_function_chosen_at_run_time_is_refused_with_its_line():
+def test_jvp_of_a_function_chosen_at_run_time():
+    assert run(chosen_at_run_time, 2.0, 1) == 12.0
+    assert run(chosen_at_run_time, 2.0, 0) == pytest.approx(np.cos(2.0))
+
+
+def closures_chosen_at_run_time(x, k, a):
+    fs = (lambda u: a * u, lambda u: u * u)
+    return jvp(fs[k], (x,), (1.0,))[1]
+
+
+def test_jvp_of_closures_chosen_at_run_time_is_refused_with_its_line():
     with pytest.raises(MyiaGradError, match="one of several functions") as e:
-        run(chosen_at_run_time, 2.0, 1)
-    assert e.value.loc.line == chosen_at_run_time.__code__.co_firstlineno + 2
+        run(closures_chosen_at_run_time, 2.0, 1, 3.0)
+    assert e.value.loc.line == closures_chosen_at_run_time.__code__.co_firstlineno + 2
+    assert "capture nothing" in str(e.value)
 
 
 def grad_chosen_at_run_time(x, k):
@@ -325,3 +336,13 @@ def test_jet_inside_compiled_code_and_grad_of_it():
     assert run(lambda x: grad(lambda u: myia.jet(quartic_like, 2)(u)[2])(x), 0.7) == \
         pytest.approx(want[3], rel=1e-12)
     assert want[3] == pytest.approx(d3_quartic_like(0.7), rel=1e-12)
+
+
+def test_grad_over_a_jvp_chosen_at_run_time_is_refused_then_the_rest_compiles():
+    """A refused J must not leave its half-made graph cached (the next compilation of
+    the same program, on another backend, crashed with an AttributeError)."""
+    f = lambda x, k: grad(lambda u: chosen_at_run_time(u, k))(x)  # noqa: E731
+    for _ in range(2):
+        with pytest.raises(myia.errors.MyiaError, match="resolved only at run time"):
+            run(f, 2.0, 1)
+    assert run(chosen_at_run_time, 2.0, 1) == 12.0

@@ -247,9 +247,13 @@ class JVPMacro:
         return g
 
     def __myia_J__(self):
-        raise MyiaError("reverse mode of a program that calls jvp, before it is typed",
-                        hint="call it with arguments of known types (the derivative is "
-                             "taken of its typed program)")
+        # (J meets the parsed program only where its typed program could not be
+        # differentiated: a jvp resolved at run time)
+        raise MyiaError("reverse mode over a jvp that is resolved only at run time (the "
+                        "jvp of a function value chosen at run time among several), or "
+                        "of a program that calls jvp before its types are known",
+                        hint="choose the function with an `if` around jvp calls of "
+                             "known functions")
 
     def __repr__(self):
         return "<jvp macro>"

@@ -107,10 +107,16 @@ class _JTransform:
                 self.jnode[p] = jp
         # registered before the bodies, so recursion finds it
         self.root.derived["J"] = self.jgraphs[self.root]
-        for g in self.scope:  # parents come before the graphs nested in them
-            self._forward(g)
-        for g in self.scope:
-            self._backward(g)
+        try:
+            for g in self.scope:  # parents come before the graphs nested in them
+                self._forward(g)
+            for g in self.scope:
+                self._backward(g)
+        except BaseException:
+            # a refusal (J of a program that writes jvp...) must not leave the half-made
+            # graph cached: the next J_graph of this graph would return it
+            del self.root.derived["J"]
+            raise
         return self.jgraphs[self.root]
 
     # ---- forward ------------------------------------------------------------------

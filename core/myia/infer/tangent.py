@@ -22,7 +22,7 @@ nested jvp is T of a program that contains the inner one's pairs, which the oute
 pairs again.
 """
 
-from ..ad.forward import JVPMacro, lift_closure_T, prim_tangent
+from ..ad.forward import JVPMacro, T_graph, lift_closure_T, prim_tangent
 from ..ad.grad import VJPMacro
 from ..ad.reverse import lifted_copy
 from ..ad.taylor import JetMacro
@@ -53,15 +53,11 @@ def T_abstract(inf, ctx, node, a, record):
         return BOTTOM if BOTTOM in out else a.with_elements(out)
     if a.__class__ is not AFunction:
         return a  # T of data is the data
-    if len(a.options) > 1:
-        # (located at the user's jvp by inference: see Inferrer.evaluate_node)
-        raise MyiaGradError(
-            f"jvp of a function value that may be one of several functions ({a}) is "
-            f"not supported yet",
-            hint="choose the function before the jvp (e.g. an `if` around two jvp calls)")
+    chosen_at_run_time = len(a.options) > 1
     result = BOTTOM
     for opt in a.sorted_options():
-        r = T_option(inf, ctx, node, opt, record)
+        r = (T_of_one_of_several(inf, opt, record, a) if chosen_at_run_time
+             else T_option(inf, ctx, node, opt, record))
         if r is BOTTOM:
             return BOTTOM
         result = join(result, r)
@@ -112,6 +108,29 @@ def T_option(inf, ctx, node, opt, record):
                             f"made) is not supported",
                             hint=f"take the jvp of a function that calls {opt.name}")
     raise MyiaTypeError(f"jvp of {opt.name} is not supported")
+
+
+def T_of_one_of_several(inf, opt, record, a):
+    """T of `opt`, one of the functions a value chosen at run time may be: the tangent
+    graph of its parsed program (one graph per function, whatever the call types,
+    which a backend picks by the value's tag), so it must capture nothing and not
+    take a derivative itself.  (Errors are located at the user's jvp by inference:
+    see Inferrer.evaluate_node.)"""
+    part = record.parts.get(opt)
+    if part is None:
+        if opt.__class__ is PrimitiveFunction and opt.prim is not P.make_tuple:
+            part = ("graph", prim_tangent(opt.prim))
+        elif opt.__class__ is GraphFunction and not inf.infos[opt.graph].free_variables:
+            part = ("graph", T_graph(opt.graph))
+        else:
+            raise MyiaGradError(
+                f"jvp of a function value that may be one of several functions ({a}), "
+                f"one of which is {opt.name}: of several functions chosen at run time, "
+                f"jvp takes those that capture nothing",
+                hint="choose the function before the jvp (an `if` around jvp calls), or "
+                     "pass what the closure captures as arguments")
+        record.parts[opt] = part
+    return AFunction([GraphFunction(part[1], None)])
 
 
 def static_functions(inf, captured):
@@ -258,7 +277,11 @@ def _T_of_value(spec, ctx, node, x, xa, a, record):
                 hint="pass what it captures as arguments, or make the closure where the "
                      "jvp is taken")
         return spec.new_apply(ctx, [spec.graph_constant(what, loc)] + captured, node, a)
-    raise AssertionError(f"T of {xa}: inference refuses several functions")
+    # one of several functions, chosen at run time: the T graph of each is an input of
+    # the node, of which a backend picks the one of the function the value is
+    targets = [spec.graph_value_opt(GraphFunction(record.parts[o][1], None), loc)
+               for o in xa.sorted_options()]
+    return spec.new_apply(ctx, [Constant(P.T, loc), x] + targets, node, a)
 
 
 def closures_T_reads_from_records(spec, ctx, node, record):

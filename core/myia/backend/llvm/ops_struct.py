@@ -347,6 +347,44 @@ def lower_J(fl, node, args, types, out):
     return b.insert_value(v, ir.Constant(to_ir(out).elements[1], None), 1)
 
 
+@rule(P.T)
+def lower_T(fl, node, args, types, out):
+    """T of a function value chosen at run time among functions that capture nothing
+    (the specializer gives the T graph of each as the node's other inputs, see
+    myia.infer.tangent): the T of the one it is, a choice of tag."""
+    from ...ad.forward import prim_tangent
+    from ...infer.abstract import GraphFunction, PrimitiveFunction
+
+    src = types[0]
+    if not (isinstance(src, Func) and isinstance(out, Func)) \
+            or any(o.n_captured for o in src.options):
+        raise backend_error("T of a function value computed at run time that captures "
+                            "values", node)
+    out_keys = [o.key for o in out.options]
+
+    def position_of_T(o):
+        k = o.key
+        if isinstance(k, PrimitiveFunction):
+            tkey = GraphFunction(prim_tangent(k.prim), None)
+        elif isinstance(k, GraphFunction) and k.context is None:
+            tkey = GraphFunction(k.graph.derived.get("T"), None)
+        else:
+            tkey = None
+        if tkey not in out_keys:
+            raise backend_error(f"T of {o!r}, chosen at run time: its T is not in the "
+                                f"program", node)
+        return out_keys.index(tkey)
+
+    targets = [position_of_T(o) for o in src.options]
+    if out.single:
+        return ir.Constant(to_ir(out), [])
+    b = fl.b
+    tag = i64(targets[0]) if src.single else renumber_tag(b, b.extract_value(args[0], 0), targets)
+    v = ir.Constant(to_ir(out), ir.Undefined)
+    v = b.insert_value(v, tag, 0)
+    return b.insert_value(v, ir.Constant(to_ir(out).elements[1], None), 1)
+
+
 def _J_by_option(fl, fv, src, out, readers, position_of_J, node):
     """J of function value `fv` that may be a closure's record: a branch on its tag;
     a record calls its reader, another function gives its J's tag."""

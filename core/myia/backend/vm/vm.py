@@ -406,7 +406,9 @@ def _make_closure(vm, fn, *captured):
     return Partial(fn, captured)
 
 
-def _T_prim(vm, x):
+def _T_prim(vm, x, *typed):
+    # (`typed`: the T graph of each function x may be, which compiled backends choose
+    # from; the VM transforms x itself)
     return vm.T(x)
 
 
