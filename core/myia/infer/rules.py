@@ -1078,23 +1078,14 @@ def infer_env_add(a, b):
     return _env_add(a, b)
 
 
-@rule(P.J)
-def infer_J(x):
-    """J of data is the data (function values are handled by the engine)."""
+@rule(P.J, P.T)
+def infer_transform_of_data(x):
+    """J or T of data is the data (function values are handled by the engine: see
+    Inferrer.infer_J and myia.infer.tangent)."""
     if isinstance(x, ATuple):
-        return x.with_elements(infer_J(e) for e in x.elements)
+        return x.with_elements(infer_transform_of_data(e) for e in x.elements)
     if isinstance(x, AFunction):
-        raise AssertionError("J of a function value is inferred by the engine")
-    return x
-
-
-@rule(P.T)
-def infer_T(x):
-    """T of data is the data (function values are handled by myia.infer.tangent)."""
-    if isinstance(x, ATuple):
-        return x.with_elements(infer_T(e) for e in x.elements)
-    if isinstance(x, AFunction):
-        raise AssertionError("T of a function value is inferred by the engine")
+        raise AssertionError("J or T of a function value is inferred by the engine")
     return x
 
 

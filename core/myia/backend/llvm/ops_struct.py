@@ -304,7 +304,6 @@ def lower_J(fl, node, args, types, out):
     (the specializer gives their J, typed, as the node's other inputs): the J of the
     one it is, a choice of tag."""
     from ...ad.reverse import J_graph_if_built, prim_fprop
-    from ...infer.abstract import GraphFunction, PrimitiveFunction
 
     src = types[0]
     # closures made elsewhere: their values are records, each read by its reader graph
@@ -320,28 +319,41 @@ def lower_J(fl, node, args, types, out):
             or (not readers and any(o.n_captured for o in out.options)):
         raise backend_error("J of a function value computed at run time that captures "
                             "values (the VM can run it)", node)
-    out_keys = [o.key for o in out.options]
 
     def position_of_J(o):
-        k = o.key
-        if isinstance(k, PrimitiveFunction):
-            jkey = GraphFunction(prim_fprop(k.prim), None)
-        elif isinstance(k, GraphFunction) and k.context is None:
-            jkey = GraphFunction(J_graph_if_built(k.graph), None)
-        else:
-            jkey = None
-        if jkey not in out_keys:
-            raise backend_error(f"J of {o!r}, chosen at run time: its J is not in the "
-                                f"program", node)
-        return out_keys.index(jkey)
+        return _position_of(o, out, node, "J", prim_fprop, J_graph_if_built)
 
     if readers:
         return _J_by_option(fl, args[0], src, out, readers, position_of_J, node)
-    targets = [position_of_J(o) for o in src.options]
+    return _choice_of_tag(fl, args[0], src, out, [position_of_J(o) for o in src.options])
+
+
+def _position_of(o, out, node, kind, of_prim, of_graph):
+    """The option of function type `out` that is `kind` (J or T) of option `o`: the
+    graph `of_prim(prim)` or `of_graph(graph)` built for it."""
+    from ...infer.abstract import GraphFunction, PrimitiveFunction
+
+    k = o.key
+    if isinstance(k, PrimitiveFunction):
+        key = GraphFunction(of_prim(k.prim), None)
+    elif isinstance(k, GraphFunction) and k.context is None:
+        key = GraphFunction(of_graph(k.graph), None)
+    else:
+        key = None
+    out_keys = [o.key for o in out.options]
+    if key not in out_keys:
+        raise backend_error(f"{kind} of {o!r}, chosen at run time: its {kind} is not in "
+                            f"the program", node)
+    return out_keys.index(key)
+
+
+def _choice_of_tag(fl, fv, src, out, targets):
+    """The function value of type `out` whose option is targets[i] where `fv` (of type
+    `src`) is option i: what it captures is nothing, so only the tag changes."""
     if out.single:
         return ir.Constant(to_ir(out), [])
     b = fl.b
-    tag = i64(targets[0]) if src.single else renumber_tag(b, b.extract_value(args[0], 0), targets)
+    tag = i64(targets[0]) if src.single else renumber_tag(b, b.extract_value(fv, 0), targets)
     v = ir.Constant(to_ir(out), ir.Undefined)
     v = b.insert_value(v, tag, 0)
     return b.insert_value(v, ir.Constant(to_ir(out).elements[1], None), 1)
@@ -353,36 +365,15 @@ def lower_T(fl, node, args, types, out):
     (the specializer gives the T graph of each as the node's other inputs, see
     myia.infer.tangent): the T of the one it is, a choice of tag."""
     from ...ad.forward import prim_tangent
-    from ...infer.abstract import GraphFunction, PrimitiveFunction
 
     src = types[0]
     if not (isinstance(src, Func) and isinstance(out, Func)) \
             or any(o.n_captured for o in src.options):
         raise backend_error("T of a function value computed at run time that captures "
                             "values", node)
-    out_keys = [o.key for o in out.options]
-
-    def position_of_T(o):
-        k = o.key
-        if isinstance(k, PrimitiveFunction):
-            tkey = GraphFunction(prim_tangent(k.prim), None)
-        elif isinstance(k, GraphFunction) and k.context is None:
-            tkey = GraphFunction(k.graph.derived.get("T"), None)
-        else:
-            tkey = None
-        if tkey not in out_keys:
-            raise backend_error(f"T of {o!r}, chosen at run time: its T is not in the "
-                                f"program", node)
-        return out_keys.index(tkey)
-
-    targets = [position_of_T(o) for o in src.options]
-    if out.single:
-        return ir.Constant(to_ir(out), [])
-    b = fl.b
-    tag = i64(targets[0]) if src.single else renumber_tag(b, b.extract_value(args[0], 0), targets)
-    v = ir.Constant(to_ir(out), ir.Undefined)
-    v = b.insert_value(v, tag, 0)
-    return b.insert_value(v, ir.Constant(to_ir(out).elements[1], None), 1)
+    targets = [_position_of(o, out, node, "T", prim_tangent, lambda g: g.derived.get("T"))
+               for o in src.options]
+    return _choice_of_tag(fl, args[0], src, out, targets)
 
 
 def _J_by_option(fl, fv, src, out, readers, position_of_J, node):
