@@ -181,20 +181,15 @@ def lift_closure_T(graph, static=()):
     outer = graph.derived.get(key)
     if outer is not None:
         return outer
-    from .reverse import lifted_copy, lifted_with_constants
+    from .reverse import captured_parameters, lifted_copy, lifted_with_constants
 
     _, fvs = lifted_copy(graph)
     lifted = lifted_with_constants(graph, static)
     known = {i for i, _ in static}
     outer = Graph(f"T:{graph.name}")
     outer.flags = {"kind": "tangent", "core": True, "ignored": known}
-    pairs = []
-    for i, v in enumerate(fvs):
-        cv = outer.add_parameter(v.name)
-        cv.primal = v
-        if i not in known:
-            pairs.append(outer.apply(P.make_tuple, outer.apply(P.T, cv),
-                                     outer.apply(P.zeros_like, cv)))
+    pairs = [outer.apply(P.make_tuple, outer.apply(P.T, cv), outer.apply(P.zeros_like, cv))
+             for i, cv in enumerate(captured_parameters(outer, fvs)) if i not in known]
     inner = Graph(f"T{graph.name}")
     inner.flags = {"kind": "tangent"}
     inner.defaults = {k: (v, P.zeros_like.impl(v)) for k, v in graph.defaults.items()}
@@ -209,13 +204,14 @@ def lift_closure_T(graph, static=()):
 def uses_forward_mode(graph):
     """Whether the parsed program `graph` (or a graph it reaches) writes `jvp`: J of
     it must wait for its typed program, where inference resolved the jvp."""
-    mng = manage(graph)
-    for g in mng.graphs:
-        for node in mng.nodes(g):
-            for i in node.inputs if node.is_apply() else ():
-                if i.__class__ is Constant and isinstance(i.value, JVPMacro):
-                    return True
-    return False
+    found = graph.derived.get("writes jvp")
+    if found is None:
+        mng = manage(graph)
+        found = graph.derived["writes jvp"] = any(
+            i.__class__ is Constant and isinstance(i.value, JVPMacro)
+            for g in mng.graphs for node in mng.nodes(g) if node.is_apply()
+            for i in node.inputs)
+    return found
 
 
 class JVPMacro:

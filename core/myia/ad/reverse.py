@@ -398,12 +398,7 @@ def lift_closure(graph, static=()):
     # outer(captured...) -> inner(args...) -> (value, bprop)
     outer = Graph(f"J:{graph.name}")
     outer.flags = {"kind": "fprop", "core": True, "ignored": known}
-    all_cvs = []
-    for v in fvs:
-        cv = outer.add_parameter(v.name)
-        cv.primal = v
-        all_cvs.append(cv)
-    cvs = [cv for i, cv in enumerate(all_cvs) if i not in known]
+    cvs = [cv for i, cv in enumerate(captured_parameters(outer, fvs)) if i not in known]
     inner = Graph(f"▶{graph.name}")
     inner.flags = {"kind": "fprop"}
     inner.defaults = dict(graph.defaults)
@@ -461,6 +456,18 @@ def lifted_copy(graph):
     lifted.output = lifted.apply(repl[graph], *args)
     graph.derived["lifted"] = (lifted, fvs)
     return lifted, fvs
+
+
+def captured_parameters(outer, fvs):
+    """One parameter of `outer` per captured value v1..vm, each knowing the free
+    variable it stands for (`.primal`): how specialization fills a closure's record
+    and reads it back, for J and T alike (see myia.infer.specialize)."""
+    params = []
+    for v in fvs:
+        cv = outer.add_parameter(v.name)
+        cv.primal = v
+        params.append(cv)
+    return params
 
 
 def lifted_with_constants(graph, static):
