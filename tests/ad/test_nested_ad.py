@@ -323,10 +323,62 @@ def test_hessian_inside_compiled_code_on_an_array_and_by_argnums():
     assert run(lambda a, x: myia.hessian(scaled_cube, 1)(a, x), 2.0, 1.5) == 18.0
 
 
-def test_hessian_of_a_closure_inside_compiled_code_says_what_to_write():
-    with pytest.raises(myia.errors.MyiaError, match="gradient taken at run time") as e:
-        run(lambda x, a: myia.hessian(lambda u: np.sum(u * u * a))(x), np.ones(2), 2.0)
-    assert "hessian(f, argnums=0)(x, a)" in e.value.hint
+def make_scaled(a):
+    return lambda y: a * np.sum(y * y * y)
+
+
+def hessian_of_what_it_gets(f, x):
+    return myia.hessian(f)(x)
+
+
+def test_hessian_of_closures_inside_compiled_code():
+    """hessian of a closure: made where it is taken, made by another function (read
+    from its record), passed to a function that takes the hessian, capturing another
+    closure; against autograd."""
+    x = np.array([0.5, -1.0, 2.0])
+    a = 1.7
+    want = autograd.hessian(lambda y: a * anp.sum(y * y * y))(x)
+    np.testing.assert_allclose(
+        run(lambda x, a: myia.hessian(lambda u: a * np.sum(u * u * u))(x), x, a), want,
+        rtol=1e-13)
+    np.testing.assert_allclose(
+        run(lambda x, a: myia.hessian(make_scaled(a))(x), x, a), want, rtol=1e-13)
+    np.testing.assert_allclose(
+        run(lambda x, a: hessian_of_what_it_gets(make_scaled(a), x), x, a), want,
+        rtol=1e-13)
+
+    def closure_of_a_closure(x, a):
+        h = lambda y: np.sin(a * y)  # noqa: E731
+        g = lambda y: h(y) * y  # noqa: E731
+        return myia.hessian(g)(x)
+    assert run(closure_of_a_closure, 0.5, a) == pytest.approx(
+        autograd.hessian(lambda y: anp.sin(a * y) * y)(0.5), rel=1e-12)
+
+
+def jvp_of_grad_of_what_it_gets(f, x):
+    return jvp(grad(f), (x,), (1.0,))[1]
+
+
+def test_forward_over_reverse_of_closures_passed_along():
+    """jvp of grad of a closure that a function receives (its frame is not visible
+    there), jvp of that again, and grad over a hessian of a closure (three deep)."""
+    a, x = 1.3, 0.6
+
+    def passed(x, a):
+        return jvp_of_grad_of_what_it_gets(lambda y: np.sin(a * y), x)
+    assert run(passed, x, a) == pytest.approx(-a * a * np.sin(a * x), rel=1e-13)
+
+    def third(x, a):
+        g = lambda y: a * y ** 4  # noqa: E731
+        second = lambda y: jvp_of_grad_of_what_it_gets(g, y)  # noqa: E731
+        return jvp(second, (x,), (1.0,))[1]
+    assert run(third, x, a) == pytest.approx(24 * a * x, rel=1e-13)
+
+    def grad_over_hessian(x, a):
+        def outer(b):
+            return myia.hessian(lambda y: b * y ** 4)(x)
+        return grad(outer)(a)
+    assert run(grad_over_hessian, x, a) == pytest.approx(12 * x * x, rel=1e-13)
 
 
 def test_jet_inside_compiled_code_and_grad_of_it():
@@ -336,6 +388,10 @@ def test_jet_inside_compiled_code_and_grad_of_it():
     assert run(lambda x: grad(lambda u: myia.jet(quartic_like, 2)(u)[2])(x), 0.7) == \
         pytest.approx(want[3], rel=1e-12)
     assert want[3] == pytest.approx(d3_quartic_like(0.7), rel=1e-12)
+
+    def grad_of_a_closure_over_jet(x, a):
+        return grad(lambda b: b * myia.jet(quartic_like, 2)(x)[2])(a)
+    assert run(grad_of_a_closure_over_jet, 0.7, 2.0) == pytest.approx(want[2], rel=1e-13)
 
 
 def test_grad_over_a_jvp_chosen_at_run_time_is_refused_then_the_rest_compiles():

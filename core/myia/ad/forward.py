@@ -165,31 +165,41 @@ def jvp_graph(fn_graph):
     return g
 
 
-def lift_closure_T(graph, static=()):
-    """For a graph with free variables v1..vm, the graph `outer(v1, ..., vm)` that
-    returns T of the closure: a function of (value, tangent) pairs returning one.
+def lift_closure_T(graph, layout=None):
+    """For a graph with free variables, the graph `outer(c1, ..., ck)` that returns T
+    of the closure: a function of (value, tangent) pairs returning one.
 
     What the closure captured has no tangent of its own here (it is held fixed: a jvp
     differentiates with respect to its arguments), so outer pairs each captured value
-    with zeros, and T of the lifted program (`lifted_copy`, whose parameters v1..vm
-    come first) does the rest; a captured function becomes its own T.  Because outer
-    takes the captured values themselves, a closure made elsewhere gives them from its
-    record, as for J (myia.infer.specialize), whose parameters have the same order.
-    `static`: the captured values known at compile time (see lifted_with_constants),
-    whose parameters outer ignores."""
-    key = ("lifted T", static)
+    with zeros, and T of the lifted program does the rest; a captured function becomes
+    its own T.  `layout` (see myia.ad.reverse.lifted_with_layout; None: every captured
+    value is a parameter) says which captured values are constants and which are
+    closures of known graphs, whose own captured values outer takes instead:
+    c1..ck are the parameters, depth first, and `flags["paths"]` gives for each the
+    chain of positions that reads it from the closure (position i of what it
+    captured, then position j of what that closure captured...), in the order of
+    their records, so that specialization reads each from the frame that made the
+    closure where it is visible, else from the closure's record (as for J)."""
+    from .reverse import lifted_copy, lifted_with_layout
+
+    _, fvs = lifted_copy(graph)
+    if layout is None:
+        layout = (("param",),) * len(fvs)
+    key = ("lifted T", layout)
     outer = graph.derived.get(key)
     if outer is not None:
         return outer
-    from .reverse import captured_parameters, lifted_copy, lifted_with_constants
-
-    _, fvs = lifted_copy(graph)
-    lifted = lifted_with_constants(graph, static)
-    known = {i for i, _ in static}
+    lifted = lifted_with_layout(graph, layout)
     outer = Graph(f"T:{graph.name}")
-    outer.flags = {"kind": "tangent", "core": True, "ignored": known}
-    pairs = [outer.apply(P.make_tuple, outer.apply(P.T, cv), outer.apply(P.zeros_like, cv))
-             for i, cv in enumerate(captured_parameters(outer, fvs)) if i not in known]
+    paths = []
+    pairs = []
+    for path, v in _leaves(layout, fvs, ()):
+        cv = outer.add_parameter(v.name)
+        cv.primal = v
+        paths.append(path)
+        pairs.append(outer.apply(P.make_tuple, outer.apply(P.T, cv),
+                                 outer.apply(P.zeros_like, cv)))
+    outer.flags = {"kind": "tangent", "core": True, "paths": tuple(paths)}
     inner = Graph(f"T{graph.name}")
     inner.flags = {"kind": "tangent"}
     inner.defaults = {k: (v, P.zeros_like.impl(v)) for k, v in graph.defaults.items()}
@@ -201,14 +211,26 @@ def lift_closure_T(graph, static=()):
     return outer
 
 
+def _leaves(layout, fvs, prefix):
+    """(path, free variable) of each parameter of a layout, depth first."""
+    from .reverse import lifted_copy
+
+    for i, (entry, v) in enumerate(zip(layout, fvs)):
+        if entry[0] == "param":
+            yield prefix + (i,), v
+        elif entry[0] == "closure":
+            yield from _leaves(entry[2], lifted_copy(entry[1])[1], prefix + (i,))
+
+
 def uses_forward_mode(graph):
-    """Whether the parsed program `graph` (or a graph it reaches) writes `jvp`: J of
-    it must wait for its typed program, where inference resolved the jvp."""
+    """Whether the parsed program `graph` (or a graph it reaches) writes `jvp` (or a
+    transform made of it: hessian, jet): J of it must wait for its typed program,
+    where inference resolved the jvp."""
     found = graph.derived.get("writes jvp")
     if found is None:
         mng = manage(graph)
         found = graph.derived["writes jvp"] = any(
-            i.__class__ is Constant and isinstance(i.value, JVPMacro)
+            i.__class__ is Constant and getattr(i.value, "writes_jvp", False)
             for g in mng.graphs for node in mng.nodes(g) if node.is_apply()
             for i in node.inputs)
     return found
@@ -224,6 +246,7 @@ class JVPMacro:
     param_names = ("fn", "primals", "tangents")
     defaults = {}
     ir_name = "jvp"
+    writes_jvp = True  # (see uses_forward_mode)
 
     def __init__(self):
         self._graphs = {}

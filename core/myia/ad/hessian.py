@@ -32,6 +32,8 @@ def hessian_of(f, k, args):
 class HessianMacro(GradMacro):
     """`hessian(fn, argnums=0)` as a value inside subset code (see the module doc)."""
 
+    writes_jvp = True  # (J of a program that calls it waits for its typed program)
+
     def __init__(self):
         super().__init__("hessian")
         self._body = None

@@ -494,6 +494,57 @@ def lifted_with_constants(graph, static):
     return w
 
 
+def lifted_with_layout(graph, layout):
+    """`lifted_copy(graph)` with what it captured laid out by `layout`, one entry per
+    captured value v1..vm: ("param",) stays a parameter; ("const", value) is known at
+    compile time (a function that captures nothing: part of the program, which the
+    optimizer sees through); ("closure", g, sublayout) is a closure of the known graph
+    g, made again inside from what it captured (laid out the same way).  The result,
+    `W(parameters depth first..., args)`, takes data wherever the closures it captured
+    are known: T or J of it is the transform of a program of data (a grad of a closure
+    passed along, inside a jvp: see myia.infer.tangent.capture_layout)."""
+    if all(e[0] == "param" for e in layout):
+        return lifted_copy(graph)[0]
+    key = ("lifted with", layout)
+    w = graph.derived.get(key)
+    if w is None:
+        lifted, fvs = lifted_copy(graph)
+        w = Graph(f"{graph.name}")
+        w.flags = {"core": True}
+        inputs = [_captured_input(w, e, v) for e, v in zip(layout, fvs)]
+        inputs += [w.add_parameter(p.name) for p in graph.parameters]
+        w.output = w.apply(lifted, *inputs)
+        graph.derived[key] = w
+    return w
+
+
+def _captured_input(w, entry, v):
+    """The input of `W` (lifted_with_layout) for the captured value `v` laid out as
+    `entry`: a new parameter, a constant, or a closure made again in W."""
+    if entry[0] == "param":
+        return w.add_parameter(v.name or "fv")
+    if entry[0] == "const":
+        return Constant(entry[1])
+    _, g, sub = entry
+    lifted, fvs = lifted_copy(g)
+    inputs = [_captured_input(w, e, u) for e, u in zip(sub, fvs)]
+    remade = _new_graph(g)
+    params = [remade.add_parameter(p.name, p.loc) for p in g.parameters]
+    remade.output = remade.apply(lifted, *inputs, *params)
+    return Constant(remade)
+
+
+def record_layout(graph):
+    """A graph whose parameters stand for what closures of `graph` capture, in the
+    order of their records (see captured_parameters): how specialization fills the
+    record of a closure that T reads (myia.infer.tangent)."""
+    g = graph.derived.get("record layout")
+    if g is None:
+        g = graph.derived["record layout"] = Graph(f"record:{graph.name}")
+        captured_parameters(g, lifted_copy(graph)[1])
+    return g
+
+
 def _bprop_name(n):
     """`◀callee` for the backpropagator a call returns (the callee's name when it is a
     constant graph or primitive, `◀branch` for a call of a branch, else the called

@@ -239,6 +239,7 @@ class JetMacro:
     param_names = ("fn", "order", "argnums")
     defaults = {"argnums": 0}
     ir_name = "jet"
+    writes_jvp = True  # (J of a program that calls it waits for its typed program)
 
     def __myia_J__(self):
         raise MyiaError("a derivative of a program that calls jet inside, before it is "

@@ -24,7 +24,7 @@ pairs again.
 
 from ..ad.forward import JVPMacro, T_graph, lift_closure_T, prim_tangent
 from ..ad.grad import VJPMacro
-from ..ad.reverse import lifted_copy
+from ..ad.reverse import lifted_copy, record_layout
 from ..ad.taylor import JetMacro
 from ..ad.transforms import is_data_signature
 from ..errors import MyiaGradError, MyiaTypeError
@@ -81,14 +81,11 @@ def T_option(inf, ctx, node, opt, record):
             t = static_tangent(g.flags.get("transform", g))
             record.parts[opt] = ("static", t)
             return AFunction([TransformFunction(t)])
-        _, fvs = lifted_copy(g)
-        captured = []
-        for v in fvs:
-            a = inf.read_free(opt.context, v)
-            if a is BOTTOM:
-                return BOTTOM
-            captured.append(a)
-        outer = lift_closure_T(g, static_functions(inf, captured))
+        laid_out = capture_layout(inf, opt, (g,))
+        if laid_out is None:
+            return BOTTOM
+        layout, captured = laid_out
+        outer = lift_closure_T(g, layout)
         result, callee = inf.call(ctx, node, GraphFunction(outer, None), captured, True)
         record.parts[opt] = ("lift", callee)
         return result
@@ -131,6 +128,39 @@ def T_of_one_of_several(inf, opt, record, a):
                      "pass what the closure captures as arguments")
         record.parts[opt] = part
     return AFunction([GraphFunction(part[1], None)])
+
+
+def capture_layout(inf, opt, seen):
+    """(layout, abstracts) of what the closure `opt` captured, for its lifted T (see
+    myia.ad.reverse.lifted_with_layout): a function that captures nothing is a
+    constant; a closure of one known graph is laid out in turn (T takes what it
+    captured, so that a grad of it inside the lifted program is resolved when that
+    program is typed: `hessian(g)` of a closure g, whose `grad(g)` is taken in
+    `hessian_of`); anything else is a parameter.  abstracts: those of the parameters,
+    depth first.  None while a captured value is not known yet.  (`seen`: the graphs
+    on the way, which a closure capturing itself keeps as a parameter.)"""
+    _, fvs = lifted_copy(opt.graph)
+    layout, abstracts = [], []
+    for v in fvs:
+        a = inf.read_free(opt.context, v)
+        if a is BOTTOM:
+            return None
+        o = next(iter(a.options)) if a.__class__ is AFunction and len(a.options) == 1 \
+            else None
+        if o.__class__ is GraphFunction and not inf.infos[o.graph].free_variables:
+            layout.append(("const", o.graph))
+        elif o.__class__ is PrimitiveFunction:
+            layout.append(("const", o.prim))
+        elif o.__class__ is GraphFunction and o.graph not in seen:
+            inner = capture_layout(inf, o, seen + (o.graph,))
+            if inner is None:
+                return None
+            layout.append(("closure", o.graph, inner[0]))
+            abstracts.extend(inner[1])
+        else:
+            layout.append(("param",))
+            abstracts.append(a)
+    return tuple(layout), abstracts
 
 
 def static_functions(inf, captured):
@@ -261,21 +291,8 @@ def _T_of_value(spec, ctx, node, x, xa, a, record):
             # for its types: this node is dead
             return spec.new_apply(ctx, [Constant(P.T, loc), x], node, a)
         outer = what.graph
-        if spec.inf.visible(opt.context, ctx):
-            captured = [spec.input(ctx, p.primal) for p in outer.parameters]
-        elif opt in spec.J_records:
-            captured = []
-            for i, p in enumerate(outer.parameters):
-                bound = spec.new_apply(
-                    ctx, [Constant(P.closure_bound, loc), x, Constant(i, loc)], node,
-                    spec.inf.read_free(opt.context, p.primal))
-                captured.append(bound)
-        else:
-            raise MyiaGradError(
-                f"jvp of the closure {opt.graph.name}, made where this jvp cannot read "
-                f"what it captured", loc,
-                hint="pass what it captures as arguments, or make the closure where the "
-                     "jvp is taken")
+        captured = [_read_captured(spec, ctx, node, x, opt, path)
+                    for path in outer.flags["paths"]]
         return spec.new_apply(ctx, [spec.graph_constant(what, loc)] + captured, node, a)
     # one of several functions, chosen at run time: the T graph of each is an input of
     # the node, of which a backend picks the one of the function the value is
@@ -284,14 +301,50 @@ def _T_of_value(spec, ctx, node, x, xa, a, record):
     return spec.new_apply(ctx, [Constant(P.T, loc), x] + targets, node, a)
 
 
+def _read_captured(spec, ctx, node, x, opt, path):
+    """What the closure value `x` (option `opt`) captured at `path` (positions through
+    the closures it captured, see lift_closure_T): read from the frame that made each
+    closure on the way where `ctx` sees it, else from the closure's record."""
+    loc = node.loc
+    value, o = x, opt
+    for i in path:
+        v = lifted_copy(o.graph)[1][i]
+        a = spec.inf.read_free(o.context, v)
+        if spec.inf.visible(o.context, ctx):
+            value = spec.input(ctx, v)
+        elif o in spec.J_records:
+            value = spec.new_apply(
+                ctx, [Constant(P.closure_bound, loc), value, Constant(i, loc)], node, a)
+        else:
+            raise MyiaGradError(
+                f"jvp of the closure {o.graph.name}, made where this jvp cannot read "
+                f"what it captured", loc,
+                hint="pass what it captures as arguments, or make the closure where the "
+                     "jvp is taken")
+        if a.__class__ is AFunction:
+            (o,) = a.options if len(a.options) == 1 else (None,)
+    return value
+
+
 def closures_T_reads_from_records(spec, ctx, node, record):
-    """{closure option: lift_closure_T's graph} for T at `node` of a closure whose
-    frame is not visible there: its values must be records (see build_T)."""
+    """{closure option: the layout of its record} for T at `node` of a closure whose
+    captured values, or those of the closures it captured, are read where the frame
+    that made them is not visible: their values must be records (see
+    _read_captured)."""
     xa = spec.inf.value_of(ctx, node.inputs[1])
     if not (isinstance(xa, AFunction) and len(xa.options) == 1):
         return {}
     (opt,) = xa.options
     kind, what = record.parts.get(opt, (None, None))
-    if kind != "lift" or spec.inf.visible(opt.context, ctx):
+    if kind != "lift":
         return {}
-    return {opt: what.graph}
+    out = {}
+    for path in what.graph.flags["paths"]:
+        o = opt
+        for i in path:
+            if not spec.inf.visible(o.context, ctx):
+                out[o] = record_layout(o.graph)
+            a = spec.inf.read_free(o.context, lifted_copy(o.graph)[1][i])
+            if a.__class__ is AFunction and len(a.options) == 1:
+                (o,) = a.options
+    return out
