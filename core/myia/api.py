@@ -95,12 +95,6 @@ class CompiledFunction:
         if backend not in BACKENDS:
             raise MyiaValueError(f"unknown backend {backend!r}",
                                  hint=f"choose one of {', '.join(BACKENDS)}")
-        if hasattr(type(fn), "__myia_not_in_subset__"):  # (myia.hessian)
-            what, _ = type(fn).__myia_not_in_subset__
-            raise MyiaTypeError(f"myia.compile cannot compile this function: {what}",
-                                hint="call it directly, as myia.hessian(f)(x) (it compiles "
-                                     "what it runs), or compile a function that calls "
-                                     "hessian(f)(x)")
         self.fn = fn
         self.backend = backend
         self.pipeline = Pipeline(backend)
@@ -457,32 +451,54 @@ class _NativeVJPFunction:
     closure) to Python ("llvm"): `vjp_fn(ct)` runs one compiled program that
     computes the forward pass at the primals again and then the backward pass."""
 
-    def __init__(self, fn, primals, backend, out):
-        self.primals = tuple(primals)
-        self.compiled = _compiled_once(
-            _held(_intern(("vjp_apply", fn, len(primals)),
-                          lambda: _VJPApplyFunction(fn, len(primals)))), backend)
-        # typed now, for a cotangent like the output: its errors (an integer primal)
-        # come from vjp itself, as on the VM
-        self.compiled.pipeline.specialize(self.compiled.fn, self.primals + (out,))
+    def __init__(self, apply, primals):
+        self.apply = apply  # the CompiledFunction of the vjp_apply program
+        self.primals = primals
 
     @user_facing
     def __call__(self, cotangent):
-        return self.compiled.pipeline.run(self.compiled.fn, self.primals + (cotangent,), {})
+        return self.apply(*self.primals, cotangent)
+
+
+def _float_data(x):
+    """Whether `x` is a float or an array of floats (a primal vjp may take without
+    typing the program again: an integer is refused, see `vjp`)."""
+    return x.__class__ is float or x.__class__ is np.ndarray and x.dtype.kind == "f"
 
 
 @user_facing
 def vjp(fn, *primals):
     """`(fn(*primals), vjp_fn)`, where `vjp_fn(ct)` returns the cotangent of each
     primal (a tuple), as in JAX."""
+    global _last_vjp
+    last_fn, n, marker, primal, apply = _last_vjp
+    if last_fn is fn and n == len(primals) and marker is _environ_get(b"MYIA_BACKEND") \
+            and all(map(_float_data, primals)):
+        # again with the last function, on a native backend: two compiled calls
+        return primal(*primals), _NativeVJPFunction(apply, primals)
     t = _held(_interned(fn, tuple(range(len(primals))) if primals else 0, "vjp"))
     compiled = _compiled_once(t, default_backend())
     if compiled.pipeline.llvm is not None:
         t.__myia_header__()  # the same checks (argnums) as below
-        out = _compiled_once(_PrimalOf.of(fn), compiled.backend).pipeline.run(fn, primals, {})
-        return out, _NativeVJPFunction(fn, primals, compiled.backend, out)
+        marker = _backend_marker()
+        primal = _compiled_once(_PrimalOf.of(fn), compiled.backend)
+        apply = _compiled_once(
+            _held(_intern(("vjp_apply", fn, len(primals)),
+                          lambda: _VJPApplyFunction(fn, len(primals)))), compiled.backend)
+        out = primal(*primals)
+        # typed now, for a cotangent like the output: its errors (an integer primal)
+        # come from vjp itself, as on the VM
+        apply.pipeline.specialize(apply.fn, primals + (out,))
+        if _environ_get is not None:
+            _last_vjp = (fn, len(primals), marker, primal, apply)
+        return out, _NativeVJPFunction(apply, primals)
     out, bprop = compiled.pipeline.run(t, primals, {})
     return out, _VJPFunction(compiled.pipeline, bprop, primals)
+
+
+#: (fn, number of primals, $MYIA_BACKEND, compiled primal, compiled vjp_apply) of the
+#: last `myia.vjp` on a native backend
+_last_vjp = (None, 0, None, None, None)
 
 
 class JVPFunction(_Transformed):
@@ -496,6 +512,14 @@ class JVPFunction(_Transformed):
     def __init__(self, fn):
         super().__init__(fn)
         self._by_signature = {}
+
+    def __myia_header__(self):
+        # (without building the generic program, which T of a program that writes
+        # grad refuses: its program per signature is T of the typed program)
+        from .pipeline import header
+
+        name, names, _ = header(self.fn)
+        return f"jvp_{name}", tuple(names) + tuple(f"d{n}" for n in names), {}
 
     def _build(self, fn_graph):
         from .ad.forward import jvp_graph
@@ -565,15 +589,17 @@ def jvp(fn, primals, tangents):
     """`(fn(*primals), J·tangents)`: forward mode, by the tangent transform (JAX's
     `jax.jvp` conventions: primals and tangents are tuples)."""
     global _last_jvp
+    last_fn, t = _last_jvp
+    if last_fn is fn and len(primals) == len(tangents):
+        fast = t._fast
+        if fast is not None and fast[0] is _environ_get(b"MYIA_BACKEND"):
+            # again with the last function: straight to the native entry, which checks
+            # the arguments' number, types and shapes (MISMATCH: the checks below)
+            r = fast[1](*primals, *tangents)
+            if r.__class__ is not _Signal:
+                return r
     primals = tuple(primals)
     tangents = tuple(tangents)
-    last_fn, t = _last_jvp
-    if last_fn is fn and t._fast is not None and t._fast[0] is _environ_get(b"MYIA_BACKEND"):
-        # again with the last function: straight to the native entry, which checks
-        # the arguments' number, types and shapes (MISMATCH: the checks below)
-        r = t._fast[1](*primals, *tangents)
-        if r.__class__ is not _Signal:
-            return r
     _check_tangents(primals, tangents)
     t = _jvp_function(fn)
     _last_jvp = (fn, t)
@@ -589,50 +615,52 @@ def _jvp_function(fn):
     return _held(_intern(("jvp", fn), lambda: JVPFunction(fn)))
 
 
-class HessianFunction:
-    """`hessian(fn)(*args)`: the matrix of second derivatives with respect to argument
-    `argnums`, by forward mode over reverse mode (one jvp of the gradient per input
-    direction).  For an argument of shape s the result has shape s + s."""
+class HessianFunction(_Transformed):
+    """`hessian(fn, argnums)`: the matrix of second derivatives with respect to argument
+    `argnums`, forward mode over reverse mode, as one program: `hessian_of` (written in
+    the subset, myia.ad.hessian: one jvp of the gradient per direction of the argument)
+    applied to fn.  For an argument of shape s the result has shape s + s.  Compiled
+    once per argument types, like grad; named in subset code it is that program."""
 
-    #: what the parser says where subset code names one (myia.parser.resolve)
-    __myia_not_in_subset__ = (
-        "it is a myia.hessian object, which runs in Python (one jvp per direction of "
-        "its argument)", "write `hessian(f)(x)` in the function itself: there, hessian "
-        "is part of the program (forward over reverse, compiled with it)")
+    _kind_name = "hessian"
 
     def __init__(self, fn, argnums=0):
         if not isinstance(argnums, int) or isinstance(argnums, bool):
             raise MyiaGradError("hessian takes a single int argnums",
                                 hint="for several arguments, take hessians one at a time")
-        self.fn = fn
+        super().__init__(fn)
         self.argnums = argnums
-        self.grad = grad(fn, argnums)
-        self.jvp = _jvp_function(self.grad)
-        self._compiled = {}
-        functools.update_wrapper(self, fn, updated=())
 
-    @user_facing
-    def __call__(self, *args):
-        backend = default_backend()
-        compiled = self._compiled.get(backend)
-        if compiled is None:
-            compiled = self._compiled[backend] = compile(self.jvp, backend)
-        x = args[self.argnums]
-        zeros = [_zeros_like_value(a) for a in args]
-        x_arr = np.asarray(x, dtype=float)
-        columns = []
-        for i in range(max(x_arr.size, 1)):
-            e = np.zeros(x_arr.size)
-            e[i] = 1.0
-            direction = e.reshape(x_arr.shape) if isinstance(x, np.ndarray) else 1.0
-            tangents = list(zeros)
-            tangents[self.argnums] = direction
-            _, column = compiled.pipeline.run(self.jvp, tuple(args) + tuple(tangents), {})
-            columns.append(np.asarray(column, dtype=float))
-        if not isinstance(x, np.ndarray):
-            return float(columns[0]) if columns[0].ndim == 0 else columns[0]
-        h = np.stack(columns, axis=-1)
-        return h.reshape(np.shape(columns[0]) + x_arr.shape)
+    def __myia_header__(self):
+        h = self.__dict__.get("_header")
+        if h is None:
+            from .ad import check_argnums
+            from .pipeline import header
+
+            name, names, defaults = header(self.fn)
+            check_argnums(self.argnums, len(names), names)
+            h = self._header = (f"hessian_{name}", names, defaults)
+        return h
+
+    def _build(self, fn_graph):
+        from .ad.hessian import hessian_graph
+
+        self.__myia_header__()
+        return hessian_graph(fn_graph, self.argnums)
+
+    # (its program writes jvp: J and T of it transform its typed program)
+    def __myia_J__(self):
+        from .ad import reverse
+
+        return reverse.typed_J(self.__myia_graph__())
+
+    def __myia_T__(self):
+        from .infer import tangent
+
+        return tangent.static_tangent(self.__myia_graph__())
+
+    def __repr__(self):
+        return f"<myia.hessian({_fn_text(self.fn)}, argnums={self.argnums})>"
 
 
 class JetFunction(_Transformed):
@@ -740,6 +768,14 @@ def _zeros_like_value(x):
 def hessian(fn, argnums=0):
     """The Hessian of a scalar function, forward-over-reverse (see HessianFunction).
     hessian(f) made twice is one object, whose programs are made once."""
+    global _last_hessian
+    if _last_hessian[0] is fn and _last_hessian[1] == argnums and argnums.__class__ is int:
+        return _last_hessian[2]  # (`myia.hessian(f)(x)` in a loop: no look-up)
     if not isinstance(argnums, int) or isinstance(argnums, bool):
         return HessianFunction(fn, argnums)  # (which refuses it)
-    return _held(_intern(("hessian", fn, argnums), lambda: HessianFunction(fn, argnums)))
+    h = _held(_intern(("hessian", fn, argnums), lambda: HessianFunction(fn, argnums)))
+    _last_hessian = (fn, argnums, h)
+    return h
+
+
+_last_hessian = (None, None, None)

@@ -296,6 +296,39 @@ def test_jvp_from_python_builds_its_program_once():
     assert second[1] == pytest.approx(np.sum(np.cos(x + 1) * (x + 1) + np.sin(x + 1)))
 
 
+def test_transforms_called_again_from_python_take_their_fast_paths_correctly():
+    """vjp, hessian and jvp called again with the same function reuse their compiled
+    programs (a look-up and native calls): new values give new answers, and what the
+    first call refused is still refused (an integer primal, tangents that do not match
+    the primals)."""
+    def f(x):
+        return np.sum(np.sin(x) * x)
+
+    def df(x):
+        return np.cos(x) * x + np.sin(x)
+    x = np.linspace(0.1, 1.0, 4)
+    for shift in (0.0, 0.5, 1.0):
+        out, back = myia.vjp(f, x + shift)
+        assert out == pytest.approx(f(x + shift))
+        np.testing.assert_allclose(back(2.0)[0], 2.0 * df(x + shift), rtol=1e-13)
+        np.testing.assert_allclose(myia.hessian(f)(x + shift),
+                                   np.diag(2 * np.cos(x + shift) - (x + shift) * np.sin(x + shift)),
+                                   atol=1e-13)
+    with pytest.raises(MyiaGradError, match="an integer"):
+        myia.vjp(f, np.arange(4))
+    out, back = myia.vjp(f, x)  # (and the fast path again after the refusal)
+    np.testing.assert_allclose(back(1.0)[0], df(x), rtol=1e-13)
+
+    def g(a, b):
+        return a * np.exp(b)
+    assert myia.jvp(g, (0.5, 0.2), (1.0, 0.0))[1] == pytest.approx(np.exp(0.2))
+    with pytest.raises(MyiaGradError, match="2 primals but 1 tangents"):
+        myia.jvp(g, (0.5, 0.2), (1.0,))
+    with pytest.raises(MyiaGradError, match="3 primals but 1 tangents"):
+        myia.jvp(g, (0.5, 0.2, 1.0), (1.0,))
+    assert myia.jvp(g, (0.5, 0.2), (0.0, 1.0))[1] == pytest.approx(0.5 * np.exp(0.2))
+
+
 def test_compiling_a_lambda_that_calls_myia_jvp():
     """JAX's `jit(lambda p, t: jvp(f, p, t))` form."""
     compiled = myia.compile(lambda p, t: myia.jvp(quartic_like, (p,), (t,)))

@@ -13,12 +13,12 @@ from ..ir import Constant, Graph
 from ..prim import ops as P
 from .forward import JVP as jvp
 from .grad import GRAD as grad
-from .grad import GradMacro, check_argnums
+from .grad import GradMacro, check_argnums, differentiable_args
 
 
 def hessian_of(f, k, args):
     x = args[k]
-    zeros = tuple(np.zeros_like(a) for a in args)
+    zeros = tuple(P.zeros_like(a) for a in args)  # (a number's is a number)
     if len(np.shape(x)) == 0:
         return jvp(grad(f, k), args, zeros[:k] + (1.0,) + zeros[k + 1:])[1]
     n = x.size
@@ -29,6 +29,32 @@ def hessian_of(f, k, args):
     return np.reshape(np.stack(columns, axis=-1), np.shape(x) + np.shape(x))
 
 
+def hessian_graph(fn_graph, k):
+    """The program `(x1..xn) -> hessian_of(f, k, (x1..xn))` of a graph without free
+    variables (what `myia.hessian(f, k)` compiles); argument k must be differentiable
+    (an integer is refused at the user's parameter)."""
+    g = Graph(f"hessian_{fn_graph.name}", fn_graph.loc)
+    g.flags = {"kind": "adjoint"}
+    g.defaults = dict(fn_graph.defaults)
+    params = [g.add_parameter(p.name, p.loc) for p in fn_graph.parameters]
+    args = differentiable_args(g, params, (k,), fn_graph.name)
+    g.output = g.apply(Constant(_hessian_of()), Constant(fn_graph), Constant(k),
+                       g.apply(P.make_tuple, *args))
+    return g
+
+
+_parsed = []
+
+
+def _hessian_of():
+    """hessian_of, parsed once."""
+    if not _parsed:
+        from ..parser import parse
+
+        _parsed.append(parse(hessian_of))
+    return _parsed[0]
+
+
 class HessianMacro(GradMacro):
     """`hessian(fn, argnums=0)` as a value inside subset code (see the module doc)."""
 
@@ -36,7 +62,6 @@ class HessianMacro(GradMacro):
 
     def __init__(self):
         super().__init__("hessian")
-        self._body = None
 
     def expand(self, arity, argnums, names=None, defaults=None):
         names = tuple(names) if names else tuple(f"x{i}" for i in range(arity))
@@ -50,10 +75,6 @@ class HessianMacro(GradMacro):
                                     hint="for several arguments, take hessians one at a "
                                          "time")
             (k,), _ = check_argnums(argnums, arity, names)
-            if self._body is None:
-                from ..parser import parse
-
-                self._body = parse(hessian_of)
             make = Graph("make_hessian")
             make.flags = {"kind": "adjoint", "core": True}
             f = make.add_parameter("f")
@@ -61,7 +82,7 @@ class HessianMacro(GradMacro):
             inner = Graph("hessian")
             inner.flags = {"kind": "adjoint"}
             params = [inner.add_parameter(n) for n in names]
-            inner.output = inner.apply(Constant(self._body), f, Constant(k),
+            inner.output = inner.apply(Constant(_hessian_of()), f, Constant(k),
                                        inner.apply(P.make_tuple, *params))
             make.output = Constant(inner)
             g = self._graphs[key] = make

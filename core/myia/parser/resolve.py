@@ -173,9 +173,6 @@ class Resolver:
             what = f"a function of the library `{value.__module__}`"
         elif isinstance(value, type):
             what = "a class"
-        elif hasattr(type(value), "__myia_not_in_subset__"):  # (myia.hessian)
-            what, hint = type(value).__myia_not_in_subset__
-            return MyiaSourceError(f"cannot compile `{text}`: {what}", loc, hint=hint)
         elif callable(value):
             what = f"a callable object of type {type(value).__name__}"
         else:
