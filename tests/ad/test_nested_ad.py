@@ -414,6 +414,36 @@ def test_forward_over_reverse_of_closures_passed_along():
     assert run(grad_over_hessian, x, a) == pytest.approx(12 * x * x, rel=1e-13)
 
 
+def cubed_times(a):
+    return lambda y: a * y ** 3
+
+
+def test_reverse_mode_over_forward_mode_of_a_closure_made_elsewhere():
+    """grad of a closure k that takes a jvp (or a hessian) of a closure h that another
+    function made: J of k's typed program, with h made again inside it from what h
+    captured (read from h's record); then grad and jvp over all of that."""
+    x, a = 0.5, 2.0
+
+    def grad_over_jvp(x, a):
+        h = cubed_times(a)
+        return grad(lambda b: b * jvp(h, (x,), (1.0,))[1])(a)  # 3 a x^2
+    assert run(grad_over_jvp, x, a) == pytest.approx(3 * a * x * x, rel=1e-14)
+
+    def grad_over_hessian(x, a):
+        h = cubed_times(a)
+        return grad(lambda b: np.sin(b * myia.hessian(h)(x)))(a)
+    assert run(grad_over_hessian, x, a) == pytest.approx(
+        6 * a * x * np.cos(6 * a * a * x), rel=1e-13)
+
+    def inner(x, a):
+        h = cubed_times(a)
+        return grad(lambda b: b * a * jvp(h, (x,), (1.0,))[1])(a)  # 3 a^2 x^2
+    assert run(lambda x, a: grad(lambda c: inner(x, c))(a), x, a) == \
+        pytest.approx(6 * a * x * x, rel=1e-13)
+    assert run(lambda x, a: jvp(lambda c: inner(x, c), (a,), (1.0,))[1], x, a) == \
+        pytest.approx(6 * a * x * x, rel=1e-13)
+
+
 def test_jet_inside_compiled_code_and_grad_of_it():
     want = myia.jet(quartic_like, order=3)(0.7)
     assert run(lambda x: myia.jet(quartic_like, 3)(x), 0.7) == pytest.approx(want, rel=1e-14)

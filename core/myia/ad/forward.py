@@ -180,7 +180,7 @@ def lift_closure_T(graph, layout=None):
     captured, then position j of what that closure captured...), in the order of
     their records, so that specialization reads each from the frame that made the
     closure where it is visible, else from the closure's record (as for J)."""
-    from .reverse import lifted_copy, lifted_with_layout
+    from .reverse import captured_leaves, lifted_copy, lifted_with_layout
 
     _, fvs = lifted_copy(graph)
     if layout is None:
@@ -193,7 +193,7 @@ def lift_closure_T(graph, layout=None):
     outer = Graph(f"T:{graph.name}")
     paths = []
     pairs = []
-    for path, v in _leaves(layout, fvs, ()):
+    for path, v in captured_leaves(layout, fvs):
         cv = outer.add_parameter(v.name)
         cv.primal = v
         paths.append(path)
@@ -209,17 +209,6 @@ def lift_closure_T(graph, layout=None):
     outer.output = Constant(inner)
     graph.derived[key] = outer
     return outer
-
-
-def _leaves(layout, fvs, prefix):
-    """(path, free variable) of each parameter of a layout, depth first."""
-    from .reverse import lifted_copy
-
-    for i, (entry, v) in enumerate(zip(layout, fvs)):
-        if entry[0] == "param":
-            yield prefix + (i,), v
-        elif entry[0] == "closure":
-            yield from _leaves(entry[2], lifted_copy(entry[1])[1], prefix + (i,))
 
 
 def uses_forward_mode(graph):

@@ -375,7 +375,7 @@ def prim_arity(prim):
 typed_J = None
 
 
-def lift_closure(graph, static=()):
+def lift_closure(graph, static=(), layout=None):
     """For a graph with free variables v1..vm, the graph `outer(J(v1), ..., J(vm))`
     that returns the J of the closure: a function taking the graph's arguments and
     returning `(value, bprop)`, where bprop gives the environment of v1..vm.
@@ -385,20 +385,35 @@ def lift_closure(graph, static=()):
 
     `static`: captured values known at compile time (see lifted_with_constants),
     whose parameters outer ignores (`flags["ignored"]`: specialization passes them
-    as they are, not their J); their sensitivities are not computed."""
-    key = ("lifted J", static)
+    as they are, not their J); their sensitivities are not computed.
+
+    `layout` (a program that writes jvp and captured a closure of a known graph, see
+    lifted_with_layout): outer takes the data the captured closures captured instead
+    of them, as for T (`flags["paths"]`, see myia.ad.forward.lift_closure_T); the
+    environment bprop gives holds the sensitivities of that data."""
+    key = ("lifted J", static, layout)
     outer = graph.derived.get(key)
     if outer is not None:
         return outer
     _, fvs = lifted_copy(graph)
-    lifted = lifted_with_constants(graph, static)
+    lifted = lifted_with_constants(graph, static) if layout is None \
+        else lifted_with_layout(graph, layout)
     known = {i for i, _ in static}
     # (a program that writes jvp is differentiated once typed: see typed_J)
     jl = Constant(typed_J(lifted)) if uses_forward_mode(lifted) else J_graph(lifted)
     # outer(captured...) -> inner(args...) -> (value, bprop)
     outer = Graph(f"J:{graph.name}")
     outer.flags = {"kind": "fprop", "core": True, "ignored": known}
-    cvs = [cv for i, cv in enumerate(captured_parameters(outer, fvs)) if i not in known]
+    if layout is None:
+        cvs = [cv for i, cv in enumerate(captured_parameters(outer, fvs)) if i not in known]
+    else:
+        cvs, paths = [], []
+        for path, v in captured_leaves(layout, fvs):
+            cv = outer.add_parameter(v.name)
+            cv.primal = v
+            cvs.append(cv)
+            paths.append(path)
+        outer.flags["paths"] = tuple(paths)
     inner = Graph(f"▶{graph.name}")
     inner.flags = {"kind": "fprop"}
     inner.defaults = dict(graph.defaults)
@@ -516,6 +531,18 @@ def lifted_with_layout(graph, layout):
         w.output = w.apply(lifted, *inputs)
         graph.derived[key] = w
     return w
+
+
+def captured_leaves(layout, fvs, prefix=()):
+    """(path, free variable) of each parameter of a layout (lifted_with_layout),
+    depth first: the path is the chain of positions that reads it from the closure
+    (position i of what it captured, then position j of what that closure
+    captured...)."""
+    for i, (entry, v) in enumerate(zip(layout, fvs)):
+        if entry[0] == "param":
+            yield prefix + (i,), v
+        elif entry[0] == "closure":
+            yield from captured_leaves(entry[2], lifted_copy(entry[1])[1], prefix + (i,))
 
 
 def _captured_input(w, entry, v):

@@ -51,7 +51,7 @@ from ..ad.grad import GradMacro, JOf
 from ..ad.forward import uses_forward_mode
 from ..ad.reverse import (J_graph, J_graph_if_built, lift_closure, lifted_copy, prim_arity,
                           prim_fprop)
-from ..ad.transforms import is_transform
+from ..ad.transforms import is_data_signature, is_transform
 from ..errors import MyiaError, MyiaGradError, MyiaTypeError
 from ..ir import Apply, Constant, Graph, Parameter, manage
 from ..ir.clone import clone, inline
@@ -819,6 +819,19 @@ class Inferrer:
             if not (uses_forward_mode(lifted) or any(
                     isinstance(f, Graph) and uses_forward_mode(f) for _, f in static)):
                 static = ()
+            else:
+                # a closure it captured is made again inside from the data it captured,
+                # so the typed program J waits for takes data (see lift_closure)
+                laid_out = tangent.capture_layout(self, opt, (g,))
+                if laid_out is None:
+                    return BOTTOM
+                layout, leaves = laid_out
+                if any(e[0] == "closure" for e in layout) and is_data_signature(leaves):
+                    outer = lift_closure(g, layout=layout)
+                    result, callee = self.call(ctx, node, GraphFunction(outer, None),
+                                               list(leaves), True)
+                    record.parts[opt] = ("lift", callee)
+                    return result
             outer = lift_closure(g, static)
             known = outer.flags["ignored"]
             captured = []

@@ -72,6 +72,8 @@ from .abstract import (
     constant_value,
     join,
 )
+from ..ad.reverse import lifted_copy, record_layout
+from ..errors import MyiaGradError
 from .infer import Context, JRecord, _targets, direct_call, infer_graph
 from . import tangent
 from .rules import EFFECTS, zeros_abstract
@@ -206,8 +208,8 @@ class Specializer:
             found.add(o)
             kind, what = record.parts.get(o, (None, None)) if record is not None else (None, None)
             if kind == "lift":
-                for p in what.graph.parameters:
-                    todo.extend(_function_options(self.inf.read_free(o.context, p.primal)))
+                for a in self._captured_abstracts(o, what.graph):
+                    todo.extend(_function_options(a))
         return found
 
     def _readable_from_records(self, opt, record, seen):
@@ -218,13 +220,23 @@ class Specializer:
             return None
         found = self._readable_captures(opt, what.graph, record, seen + (opt,))
         if found is not None:
-            found[opt] = what.graph
+            found[opt] = record_layout(opt.graph) if "paths" in what.graph.flags \
+                else what.graph
         return found
 
     def _readable_captures(self, opt, outer, record, seen):
         """The closures whose records J reads for the values closure `opt` captured
         (the parameters of its lifted J `outer`), or None if one cannot be read."""
         found = {}
+        if "paths" in outer.flags:
+            # (what the closures it captured captured, read through their records:
+            # data, see lift_closure's layout)
+            for path in outer.flags["paths"]:
+                o = opt
+                for i in path[:-1]:
+                    (o,) = self.inf.read_free(o.context, lifted_copy(o.graph)[1][i]).options
+                    found[o] = record_layout(o.graph)
+            return found
         ignored = outer.flags.get("ignored", ())
         for i, p in enumerate(outer.parameters):
             if i in ignored:  # (taken as it is: a function that captures nothing)
@@ -490,6 +502,11 @@ class Specializer:
                 return c
             if kind == "lift":
                 visible = self.inf.visible(opt.context, ctx)
+                if "paths" in what.graph.flags:  # (data, read along paths: see lift_closure)
+                    return self.new_apply(
+                        ctx, [self.graph_constant(what, node.loc)]
+                        + [self.read_captured(ctx, node, x, opt, path, "grad")
+                           for path in what.graph.flags["paths"]], node, a)
                 if not visible and opt in self.J_records:
                     return self.J_from_record(ctx, node, x, opt, record, a)
                 outer = what.graph
@@ -579,6 +596,16 @@ class Specializer:
         nodes go in the graph of `ctx`, or in `graph`."""
         loc = node.loc
         what = record.parts[opt][1]
+        if "paths" in what.graph.flags:
+            if graph is not None:
+                raise MyiaGradError(
+                    f"grad of {opt.graph.name}, one of several functions chosen at run "
+                    f"time, which calls jvp or hessian on a closure it captured", loc,
+                    hint="choose the function with an `if` around the grad calls")
+            return self.new_apply(
+                ctx, [self.graph_constant(what, loc)]
+                + [self.read_captured(ctx, node, x, opt, path, "grad")
+                   for path in what.graph.flags["paths"]], node, a)
         captured = []
         ignored = what.graph.flags.get("ignored", ())
         for i, p in enumerate(what.graph.parameters):
@@ -618,6 +645,46 @@ class Specializer:
             kind, what = record.parts[o]
             out = join(out, what.result if kind == "lift"
                        else AFunction([GraphFunction(what, None)]))
+        return out
+
+    def read_captured(self, ctx, node, x, opt, path, transform):
+        """What the closure value `x` (option `opt`) captured at `path` (positions
+        through the closures it captured, see myia.ad.reverse.captured_leaves): read
+        from the frame that made each closure on the way where `ctx` sees it, else from
+        the closure's record."""
+        loc = node.loc
+        value, o = x, opt
+        for i in path:
+            v = lifted_copy(o.graph)[1][i]
+            a = self.inf.read_free(o.context, v)
+            if self.inf.visible(o.context, ctx):
+                value = self.input(ctx, v)
+            elif o in self.J_records:
+                value = self.new_apply(
+                    ctx, [Constant(P.closure_bound, loc), value, Constant(i, loc)], node, a)
+            else:
+                raise MyiaGradError(
+                    f"{transform} of the closure {o.graph.name}, made where this "
+                    f"{transform} cannot read what it captured", loc,
+                    hint="pass what it captures as arguments, or make the closure where "
+                         f"the {transform} is taken")
+            if a.__class__ is AFunction and len(a.options) == 1:
+                (o,) = a.options
+        return value
+
+    def _captured_abstracts(self, opt, outer):
+        """The abstracts of what the lifted J `outer` of closure `opt` takes, and of the
+        closures on the way for one that reads along paths."""
+        if "paths" not in outer.flags:
+            return [self.inf.read_free(opt.context, p.primal) for p in outer.parameters]
+        out = []
+        for path in outer.flags["paths"]:
+            o = opt
+            for i in path:
+                a = self.inf.read_free(o.context, lifted_copy(o.graph)[1][i])
+                out.append(a)
+                if a.__class__ is AFunction and len(a.options) == 1:
+                    (o,) = a.options
         return out
 
     def record_reader(self, opt, record, node):

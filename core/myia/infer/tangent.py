@@ -291,7 +291,7 @@ def _T_of_value(spec, ctx, node, x, xa, a, record):
             # for its types: this node is dead
             return spec.new_apply(ctx, [Constant(P.T, loc), x], node, a)
         outer = what.graph
-        captured = [_read_captured(spec, ctx, node, x, opt, path)
+        captured = [spec.read_captured(ctx, node, x, opt, path, "jvp")
                     for path in outer.flags["paths"]]
         return spec.new_apply(ctx, [spec.graph_constant(what, loc)] + captured, node, a)
     # one of several functions, chosen at run time: the T graph of each is an input of
@@ -301,36 +301,11 @@ def _T_of_value(spec, ctx, node, x, xa, a, record):
     return spec.new_apply(ctx, [Constant(P.T, loc), x] + targets, node, a)
 
 
-def _read_captured(spec, ctx, node, x, opt, path):
-    """What the closure value `x` (option `opt`) captured at `path` (positions through
-    the closures it captured, see lift_closure_T): read from the frame that made each
-    closure on the way where `ctx` sees it, else from the closure's record."""
-    loc = node.loc
-    value, o = x, opt
-    for i in path:
-        v = lifted_copy(o.graph)[1][i]
-        a = spec.inf.read_free(o.context, v)
-        if spec.inf.visible(o.context, ctx):
-            value = spec.input(ctx, v)
-        elif o in spec.J_records:
-            value = spec.new_apply(
-                ctx, [Constant(P.closure_bound, loc), value, Constant(i, loc)], node, a)
-        else:
-            raise MyiaGradError(
-                f"jvp of the closure {o.graph.name}, made where this jvp cannot read "
-                f"what it captured", loc,
-                hint="pass what it captures as arguments, or make the closure where the "
-                     "jvp is taken")
-        if a.__class__ is AFunction:
-            (o,) = a.options if len(a.options) == 1 else (None,)
-    return value
-
-
 def closures_T_reads_from_records(spec, ctx, node, record):
     """{closure option: the layout of its record} for T at `node` of a closure whose
     captured values, or those of the closures it captured, are read where the frame
     that made them is not visible: their values must be records (see
-    _read_captured)."""
+    Specializer.read_captured)."""
     xa = spec.inf.value_of(ctx, node.inputs[1])
     if not (isinstance(xa, AFunction) and len(xa.options) == 1):
         return {}
