@@ -455,9 +455,12 @@ class _NativeVJPFunction:
         self.apply = apply  # the CompiledFunction of the vjp_apply program
         self.primals = primals
 
-    @user_facing
     def __call__(self, cotangent):
-        return self.apply(*self.primals, cotangent)
+        try:
+            return self.apply(*self.primals, cotangent)
+        except MyiaError as e:  # (without the compiler's frames)
+            e.__traceback__ = None
+            raise e from None
 
 
 def _float_data(x):
@@ -466,16 +469,24 @@ def _float_data(x):
     return x.__class__ is float or x.__class__ is np.ndarray and x.dtype.kind == "f"
 
 
-@user_facing
 def vjp(fn, *primals):
     """`(fn(*primals), vjp_fn)`, where `vjp_fn(ct)` returns the cotangent of each
     primal (a tuple), as in JAX."""
-    global _last_vjp
     last_fn, n, marker, primal, apply = _last_vjp
-    if last_fn is fn and n == len(primals) and marker is _environ_get(b"MYIA_BACKEND") \
+    if last_fn is fn and n == len(primals) and marker is _environ_get(_BACKEND_KEY) \
             and all(map(_float_data, primals)):
         # again with the last function, on a native backend: two compiled calls
-        return primal(*primals), _NativeVJPFunction(apply, primals)
+        try:
+            return primal(*primals), _NativeVJPFunction(apply, primals)
+        except MyiaError as e:  # (without the compiler's frames)
+            e.__traceback__ = None
+            raise e from None
+    return _vjp(fn, primals)
+
+
+@user_facing
+def _vjp(fn, primals):
+    global _last_vjp
     t = _held(_interned(fn, tuple(range(len(primals))) if primals else 0, "vjp"))
     compiled = _compiled_once(t, default_backend())
     if compiled.pipeline.llvm is not None:
@@ -584,20 +595,28 @@ def _structure_mismatch(x, t, path=""):
     return None
 
 
-@user_facing
 def jvp(fn, primals, tangents):
     """`(fn(*primals), J·tangents)`: forward mode, by the tangent transform (JAX's
     `jax.jvp` conventions: primals and tangents are tuples)."""
-    global _last_jvp
     last_fn, t = _last_jvp
     if last_fn is fn and len(primals) == len(tangents):
         fast = t._fast
-        if fast is not None and fast[0] is _environ_get(b"MYIA_BACKEND"):
+        if fast is not None and fast[0] is _environ_get(_BACKEND_KEY):
             # again with the last function: straight to the native entry, which checks
             # the arguments' number, types and shapes (MISMATCH: the checks below)
-            r = fast[1](*primals, *tangents)
+            try:
+                r = fast[1](*primals, *tangents)
+            except MyiaError as e:  # (without the compiler's frames)
+                e.__traceback__ = None
+                raise e from None
             if r.__class__ is not _Signal:
                 return r
+    return _jvp(fn, primals, tangents)
+
+
+@user_facing
+def _jvp(fn, primals, tangents):
+    global _last_jvp
     primals = tuple(primals)
     tangents = tuple(tangents)
     _check_tangents(primals, tangents)
@@ -733,6 +752,11 @@ def jet(fn, order, argnums=0):
     returns `(fn(*args), d/dt fn, ..., d^K/dt^K fn)` along `args[argnums] + t` (for an
     array, every element moves together: elementwise functions give elementwise
     derivatives), computed in one forward pass of truncated Taylor arithmetic."""
+    global _last_jet
+    last = _last_jet
+    if last[0] is fn and last[1] == order and last[2] == argnums \
+            and order.__class__ is int and argnums.__class__ is int:
+        return last[3]  # (`myia.jet(f, order=k)(x)` in a loop: no checks, no look-up)
     if not isinstance(order, int) or isinstance(order, bool) or order < 0:
         raise MyiaGradError(f"jet needs an int order >= 0, not {order!r}",
                             hint="e.g. myia.jet(f, order=10)")
@@ -744,7 +768,13 @@ def jet(fn, order, argnums=0):
     if not isinstance(argnums, int) or isinstance(argnums, bool):
         raise MyiaGradError("jet takes a single int argnums",
                             hint="the derivatives are along one argument")
-    return _intern(("jet", fn, order, argnums), lambda: JetFunction(fn, order, argnums))
+    j = _held(_intern(("jet", fn, order, argnums), lambda: JetFunction(fn, order, argnums)))
+    _last_jet = (fn, order, argnums, j)
+    return j
+
+
+#: (fn, order, argnums, its JetFunction) of the last `myia.jet`
+_last_jet = (None, None, None, None)
 
 
 def P_zeros_like(x):

@@ -327,6 +327,16 @@ def test_transforms_called_again_from_python_take_their_fast_paths_correctly():
     with pytest.raises(MyiaGradError, match="3 primals but 1 tangents"):
         myia.jvp(g, (0.5, 0.2, 1.0), (1.0,))
     assert myia.jvp(g, (0.5, 0.2), (0.0, 1.0))[1] == pytest.approx(0.5 * np.exp(0.2))
+    with pytest.raises(MyiaGradError, match="has shape"):
+        myia.jvp(f, (x,), (np.ones(3),))
+
+    def h(y):
+        return np.sin(y)
+    for order in (2, 2, 3):
+        series = myia.jet(h, order)(0.3)
+        assert len(series) == order + 1
+        assert series[2] == pytest.approx(-np.sin(0.3))
+    assert myia.jet(h, 3)(1.1)[3] == pytest.approx(-np.cos(1.1))
 
 
 def test_compiling_a_lambda_that_calls_myia_jvp():
