@@ -57,13 +57,15 @@ def test_a_list_that_holds_itself_is_refused(backend):
         myia.compile(first, backend=backend)(xs)
 
 
-def test_compiling_a_hessian_says_to_call_it():
-    """myia.hessian runs in Python (a jvp per direction): myia.compile of one said
-    "cannot parse `f`: it is a builtin or C function"."""
+def test_compiling_a_hessian_compiles_its_program():
+    """myia.hessian(f) is one program (forward over reverse): myia.compile of it is
+    that program, as for grad (it used to be refused: a hessian ran in Python)."""
     def cube(x):
         return x * x * x
 
-    with pytest.raises(MyiaTypeError, match="it is a myia.hessian") as info:
-        myia.compile(myia.hessian(cube))
-    assert "call it directly" in str(info.value)
+    assert myia.compile(myia.hessian(cube))(2.0) == pytest.approx(12.0)
+    def sum_cube(x):
+        return np.sum(x * x * x)
+    np.testing.assert_allclose(myia.compile(myia.hessian(sum_cube))(np.array([1.0, 2.0])),
+                               np.diag([6.0, 12.0]))
     assert myia.hessian(cube)(2.0) == pytest.approx(12.0)

@@ -355,7 +355,7 @@ def inline_call(node, ctx):
         return None
     if g.flags.get("noinline"):
         return None
-    if len(ctx.mng.nodes(g)) > INLINE_SIZE and len(ctx.mng.graph_users(g)) > 1:
+    if _inlined_size(g, ctx.mng) > INLINE_SIZE and len(ctx.mng.graph_users(g)) > 1:
         return None
     # the library's own code (bprop rules, np.sum...) takes the location of the call,
     # and its local names go (its `db` would name the user's W's gradient)
@@ -366,6 +366,16 @@ def inline_call(node, ctx):
         # describes it again (a fresh analysis for each such call costs more)
         return None
     return inline(g, node.graph, args, manager=ctx.mng, loc=loc, keep_names=not library)
+
+
+def _inlined_size(g, mng):
+    """The nodes inlining `g` copies: its own and those of the graphs nested in it (a
+    loop's graphs close over the function that runs it: inlining that function at
+    each of its calls would copy the loop each time)."""
+    size = len(mng.nodes(g))
+    if size <= INLINE_SIZE and mng.children(g):
+        size = sum(len(mng.nodes(h)) for h in mng.scope(g))
+    return size
 
 
 _PACKAGE_DIR = __import__("os").path.dirname(__import__("os").path.dirname(__file__))
