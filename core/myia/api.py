@@ -172,6 +172,20 @@ class _Transformed:
         generic program (what a transform that builds nothing per signature says)."""
         return None
 
+    def _header_checking_argnums(self, prefix):
+        """(prefix + fn's name, its parameter names, its defaults), made once, without
+        building a graph; `self.argnums` is checked against them (`self._checked`: the
+        positions, and whether several were asked for)."""
+        h = self.__dict__.get("_header")
+        if h is None:
+            from .ad import check_argnums
+            from .pipeline import header
+
+            name, names, defaults = header(self.fn)
+            self._checked = check_argnums(self.argnums, len(names), names)
+            h = self._header = (f"{prefix}{name}", names, defaults)
+        return h
+
     def __myia_J__(self):
         from .ad.transforms import derived_transform
 
@@ -260,14 +274,8 @@ class GradFunction(_Transformed):
     def __myia_header__(self):
         """(name, parameter names, defaults) without building a graph: those of `fn`
         (the argnums are checked here)."""
-        h = self.__dict__.get("_header")
-        if h is None:
-            from .ad import check_argnums
-            from .pipeline import header
-
-            name, names, defaults = header(self.fn)
-            self._nums, self._many = check_argnums(self.argnums, len(names), names)
-            h = self._header = (f"{self.mode}_{name}", names, defaults)
+        h = self._header_checking_argnums(f"{self.mode}_")
+        self._nums, self._many = self._checked
         return h
 
     def _build(self, fn_graph):
@@ -651,15 +659,7 @@ class HessianFunction(_Transformed):
         self.argnums = argnums
 
     def __myia_header__(self):
-        h = self.__dict__.get("_header")
-        if h is None:
-            from .ad import check_argnums
-            from .pipeline import header
-
-            name, names, defaults = header(self.fn)
-            check_argnums(self.argnums, len(names), names)
-            h = self._header = (f"hessian_{name}", names, defaults)
-        return h
+        return self._header_checking_argnums(f"hessian_")
 
     def _build(self, fn_graph):
         from .ad.hessian import hessian_graph
@@ -695,15 +695,7 @@ class JetFunction(_Transformed):
         self._by_signature = {}
 
     def __myia_header__(self):
-        h = self.__dict__.get("_header")
-        if h is None:
-            from .ad import check_argnums
-            from .pipeline import header
-
-            name, names, defaults = header(self.fn)
-            check_argnums(self.argnums, len(names), names)
-            h = self._header = (f"jet{self.order}_{name}", names, defaults)
-        return h
+        return self._header_checking_argnums(f"jet{self.order}_")
 
     def _build(self, fn_graph):
         from .ad.taylor import jet_entry_graph
