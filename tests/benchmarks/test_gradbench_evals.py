@@ -185,7 +185,7 @@ EXPECTED = {
 
 
 # llvm only, the tool's default: on the VM each variant takes a minute or more.  Two
-# of the eight here, the two that compile in a few seconds (saddle's take 20-45 s):
+# of the eight here, the two that compile in a few seconds (saddle's take 5-15 s):
 # forward over reverse in a loop kept at run time, and reverse over forward through a
 # closure that captured the inner derivative; `make bench` runs all eight through the
 # tool and checks each (tests/ad/test_nested_ad.py has every nesting on small programs)
