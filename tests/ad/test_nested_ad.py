@@ -454,6 +454,33 @@ def test_reverse_mode_over_forward_mode_of_a_closure_made_elsewhere():
         pytest.approx(6 * a * x * x, rel=1e-13)
 
 
+def nearest_cost(points, c):
+    d = np.sum(points * points, axis=1)[:, None] - 2.0 * (points @ c.T)
+    return np.sum(np.min(d, axis=1))
+
+
+def gradient_and_curvature(points, c):
+    return jvp(grad(lambda c: nearest_cost(points, c)), (c,), (np.ones_like(c),))
+
+
+def test_jvp_over_grad_does_not_compute_with_the_seeds_zero_tangent():
+    """The seed 1.0 of the inner gradient, broadcast by its sum's bprop, is an array
+    constant in the gradient's optimized program; its tangent is a symbolic zero, so
+    the tangent pass has one matrix product (the backward one's), not two (GradBench's
+    kmeans `dir`: a 10,000 x 100 product of zeros)."""
+    rng = np.random.default_rng(5)
+    points = rng.random((30, 3))
+    c = points[-4:].copy()
+    J, H = run(gradient_and_curvature, points, c)
+    np.testing.assert_allclose(
+        J, autograd.grad(lambda c: anp.sum(anp.min(
+            anp.sum(points * points, axis=1)[:, None] - 2.0 * anp.dot(points, c.T),
+            axis=1)))(c), rtol=1e-12)
+    np.testing.assert_array_equal(H, np.zeros_like(c))  # (the cost is linear in c)
+    optimized = str(myia.ir(gradient_and_curvature, points, c, stage="optimized"))
+    assert optimized.count("dot(") == 2
+
+
 def test_jet_inside_compiled_code_and_grad_of_it():
     want = myia.jet(quartic_like, order=3)(0.7)
     assert run(lambda x: myia.jet(quartic_like, 3)(x), 0.7) == pytest.approx(want, rel=1e-14)

@@ -13,6 +13,8 @@ forward-over-reverse: that is `myia.hessian`.
 """
 
 
+import numpy as np
+
 from ..errors import MyiaError
 from ..ir import Apply, Constant, Graph, manage
 from ..prim import Primitive
@@ -94,6 +96,13 @@ class _TTransform:
             return tg.apply(P.make_tuple, prim_tangent(v, n_args), tg.apply(P.env_new))
         if hasattr(v, "__myia_J__"):
             raise _through_runtime_grad(node.loc)
+        if v.__class__ is np.ndarray and v.dtype.kind == "f":
+            # the tangent of an array constant is zeros_like of it, which the optimizer
+            # knows to be zero (a plain array of zeros would be multiplied, summed and
+            # matrix-multiplied at run time: the seed 1.0 of a gradient, folded into an
+            # array by its sum's bprop, made kmeans' jvp over grad do a dead matmul)
+            c = Constant(v, node.loc)
+            return tg.apply(P.make_tuple, c, tg.apply(P.zeros_like, c))
         return Constant((v, P.zeros_like.impl(v)), node.loc)
 
 
