@@ -189,7 +189,7 @@ def lift_closure_T(graph, layout=None):
     captured, then position j of what that closure captured...), in the order of
     their records, so that specialization reads each from the frame that made the
     closure where it is visible, else from the closure's record (as for J)."""
-    from .reverse import captured_leaves, lifted_copy, lifted_with_layout
+    from .reverse import laid_out_parameters, lifted_copy, lifted_with_layout
 
     _, fvs = lifted_copy(graph)
     if layout is None:
@@ -200,15 +200,9 @@ def lift_closure_T(graph, layout=None):
         return outer
     lifted = lifted_with_layout(graph, layout)
     outer = Graph(f"T:{graph.name}")
-    paths = []
-    pairs = []
-    for path, v in captured_leaves(layout, fvs):
-        cv = outer.add_parameter(v.name)
-        cv.primal = v
-        paths.append(path)
-        pairs.append(outer.apply(P.make_tuple, outer.apply(P.T, cv),
-                                 outer.apply(P.zeros_like, cv)))
-    outer.flags = {"kind": "tangent", "core": True, "paths": tuple(paths)}
+    outer.flags = {"kind": "tangent", "core": True}
+    pairs = [outer.apply(P.make_tuple, outer.apply(P.T, cv), outer.apply(P.zeros_like, cv))
+             for cv in laid_out_parameters(outer, layout, fvs)]
     inner = Graph(f"T{graph.name}")
     inner.flags = {"kind": "tangent"}
     inner.defaults = {k: (v, P.zeros_like.impl(v)) for k, v in graph.defaults.items()}

@@ -407,13 +407,7 @@ def lift_closure(graph, static=(), layout=None):
     if layout is None:
         cvs = [cv for i, cv in enumerate(captured_parameters(outer, fvs)) if i not in known]
     else:
-        cvs, paths = [], []
-        for path, v in captured_leaves(layout, fvs):
-            cv = outer.add_parameter(v.name)
-            cv.primal = v
-            cvs.append(cv)
-            paths.append(path)
-        outer.flags["paths"] = tuple(paths)
+        cvs = laid_out_parameters(outer, layout, fvs)
     inner = Graph(f"▶{graph.name}")
     inner.flags = {"kind": "fprop"}
     inner.defaults = dict(graph.defaults)
@@ -491,22 +485,26 @@ def lifted_with_constants(graph, static):
     lifted program with `Constant(value)` as its i-th captured value.  (A function
     that captures nothing, known where J or T of a closure is inferred, becomes part
     of the program, which the optimizer can then see through: a captured `grad_f` that
-    writes jvp is inlined, not transformed as a value.)"""
-    lifted, fvs = lifted_copy(graph)
-    if not static:
-        return lifted
-    key = ("lifted with", static)
-    w = graph.derived.get(key)
-    if w is None:
-        known = dict(static)
-        w = Graph(f"{graph.name}")
-        w.flags = {"core": True}
-        inputs = [Constant(known[i]) if i in known else w.add_parameter(v.name or "fv")
-                  for i, v in enumerate(fvs)]
-        inputs += [w.add_parameter(p.name) for p in graph.parameters]
-        w.output = w.apply(lifted, *inputs)
-        graph.derived[key] = w
-    return w
+    writes jvp is inlined, not transformed as a value.)  See lifted_with_layout."""
+    known = dict(static)
+    return lifted_with_layout(graph, tuple(
+        ("const", known[i]) if i in known else ("param",)
+        for i in range(len(lifted_copy(graph)[1]))))
+
+
+def laid_out_parameters(outer, layout, fvs):
+    """The parameters of `outer` for a layout (lifted_with_layout) of what a closure
+    with free variables `fvs` captured, depth first, each knowing the free variable
+    it stands for (`.primal`); `outer.flags["paths"]` gets the path of each (see
+    captured_leaves), along which specialization reads it (Specializer.read_captured)."""
+    params, paths = [], []
+    for path, v in captured_leaves(layout, fvs):
+        cv = outer.add_parameter(v.name)
+        cv.primal = v
+        params.append(cv)
+        paths.append(path)
+    outer.flags["paths"] = tuple(paths)
+    return params
 
 
 def lifted_with_layout(graph, layout):

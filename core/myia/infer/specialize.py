@@ -232,9 +232,7 @@ class Specializer:
             # (what the closures it captured captured, read through their records:
             # data, see lift_closure's layout)
             for path in outer.flags["paths"]:
-                o = opt
-                for i in path[:-1]:
-                    (o,) = self.inf.read_free(o.context, lifted_copy(o.graph)[1][i]).options
+                for o, _, _, _ in list(self.along(opt, path))[1:]:
                     found[o] = record_layout(o.graph)
             return found
         ignored = outer.flags.get("ignored", ())
@@ -502,12 +500,8 @@ class Specializer:
                 return c
             if kind == "lift":
                 visible = self.inf.visible(opt.context, ctx)
-                if "paths" in what.graph.flags:  # (data, read along paths: see lift_closure)
-                    return self.new_apply(
-                        ctx, [self.graph_constant(what, node.loc)]
-                        + [self.read_captured(ctx, node, x, opt, path, "grad")
-                           for path in what.graph.flags["paths"]], node, a)
-                if not visible and opt in self.J_records:
+                # (data read along paths, see lift_closure's layout; or a record)
+                if "paths" in what.graph.flags or not visible and opt in self.J_records:
                     return self.J_from_record(ctx, node, x, opt, record, a)
                 outer = what.graph
                 captured = []
@@ -647,16 +641,26 @@ class Specializer:
                        else AFunction([GraphFunction(what, None)]))
         return out
 
+    def along(self, opt, path):
+        """(closure option, position, free variable, its abstract) for each step of
+        `path` from closure `opt` (positions through the closures it captured, see
+        myia.ad.reverse.captured_leaves)."""
+        o = opt
+        for i in path:
+            v = lifted_copy(o.graph)[1][i]
+            a = self.inf.read_free(o.context, v)
+            yield o, i, v, a
+            if a.__class__ is AFunction and len(a.options) == 1:
+                (o,) = a.options
+
     def read_captured(self, ctx, node, x, opt, path, transform):
         """What the closure value `x` (option `opt`) captured at `path` (positions
         through the closures it captured, see myia.ad.reverse.captured_leaves): read
         from the frame that made each closure on the way where `ctx` sees it, else from
         the closure's record."""
         loc = node.loc
-        value, o = x, opt
-        for i in path:
-            v = lifted_copy(o.graph)[1][i]
-            a = self.inf.read_free(o.context, v)
+        value = x
+        for o, i, v, a in self.along(opt, path):
             if self.inf.visible(o.context, ctx):
                 value = self.input(ctx, v)
             elif o in self.J_records:
@@ -668,8 +672,6 @@ class Specializer:
                     f"{transform} cannot read what it captured", loc,
                     hint="pass what it captures as arguments, or make the closure where "
                          f"the {transform} is taken")
-            if a.__class__ is AFunction and len(a.options) == 1:
-                (o,) = a.options
         return value
 
     def _captured_abstracts(self, opt, outer):
@@ -677,15 +679,7 @@ class Specializer:
         closures on the way for one that reads along paths."""
         if "paths" not in outer.flags:
             return [self.inf.read_free(opt.context, p.primal) for p in outer.parameters]
-        out = []
-        for path in outer.flags["paths"]:
-            o = opt
-            for i in path:
-                a = self.inf.read_free(o.context, lifted_copy(o.graph)[1][i])
-                out.append(a)
-                if a.__class__ is AFunction and len(a.options) == 1:
-                    (o,) = a.options
-        return out
+        return [a for path in outer.flags["paths"] for _, _, _, a in self.along(opt, path)]
 
     def record_reader(self, opt, record, node):
         """A graph `reader(f)` = J of the closure value f (option `opt`, a record): J of

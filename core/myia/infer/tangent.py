@@ -313,13 +313,5 @@ def closures_T_reads_from_records(spec, ctx, node, record):
     kind, what = record.parts.get(opt, (None, None))
     if kind != "lift":
         return {}
-    out = {}
-    for path in what.graph.flags["paths"]:
-        o = opt
-        for i in path:
-            if not spec.inf.visible(o.context, ctx):
-                out[o] = record_layout(o.graph)
-            a = spec.inf.read_free(o.context, lifted_copy(o.graph)[1][i])
-            if a.__class__ is AFunction and len(a.options) == 1:
-                (o,) = a.options
-    return out
+    return {o: record_layout(o.graph) for path in what.graph.flags["paths"]
+            for o, _, _, _ in spec.along(opt, path) if not spec.inf.visible(o.context, ctx)}
