@@ -226,7 +226,36 @@ def prim_jet_graph(prim, order, node=None):
     return g
 
 
-__all__ = ["jet_graph", "jet_entry_graph", "prim_series", "prim_jet_graph"]
+def lift_closure_jet(graph, layout, order, argnums, jet_of):
+    """For a closure of `graph` (what it captured laid out by `layout`, see
+    myia.ad.reverse.lifted_with_layout), the graph `outer(c1, ..., ck)` that returns
+    `jet(closure, order, argnums)`: a function of the closure's arguments calling the
+    jet of the lifted program W(c1..ck, args...) along argument `argnums + k`, so what
+    the closure captured is held fixed.  `jet_of(W, order, argnum)` makes the transform
+    object (myia.jet: built per call types, from W's optimized program);
+    `flags["paths"]` says where specialization reads each ci from (see lift_closure_T)."""
+    from .reverse import laid_out_parameters, lifted_copy, lifted_with_layout
+
+    key = ("lifted jet", layout, order, argnums)
+    outer = graph.derived.get(key)
+    if outer is not None:
+        return outer
+    _, fvs = lifted_copy(graph)
+    outer = Graph(f"jet:{graph.name}")
+    outer.flags = {"core": True}
+    captured = laid_out_parameters(outer, layout, fvs)
+    jw = jet_of(lifted_with_layout(graph, layout), order, argnums + len(captured))
+    inner = Graph(f"jet{order}_{graph.name}")
+    inner.defaults = dict(graph.defaults)
+    args = [inner.add_parameter(p.name) for p in graph.parameters]
+    inner.output = inner.apply(Constant(jw), *captured, *args)
+    outer.output = Constant(inner)
+    graph.derived[key] = outer
+    return outer
+
+
+__all__ = ["jet_graph", "jet_entry_graph", "lift_closure_jet", "prim_series",
+           "prim_jet_graph"]
 
 
 class JetMacro:
@@ -234,7 +263,8 @@ class JetMacro:
     returns fn's value and its first `order` derivatives along argument `argnums`,
     as `myia.jet` from Python.  Inference makes it the same transform object (built
     per call types from fn's optimized program) when fn is one known function that
-    captures nothing (myia.infer.tangent.expand_jet)."""
+    captures nothing, and for a closure the jet of its lifted program with what it
+    captured held fixed (myia.infer.tangent.expand_jet)."""
 
     param_names = ("fn", "order", "argnums")
     defaults = {"argnums": 0}

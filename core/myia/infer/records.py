@@ -15,8 +15,10 @@ class JRecord:
 
 class TRecord(JRecord):
     """What T of a function value became, per option: ("graph", T graph) for a
-    primitive, ("static", transform object) for a function that captures nothing,
-    ("lift", context of lift_closure_T's graph) for a closure.  (A JRecord: the
-    contexts it names are live as J's are.)"""
+    primitive (or a function that captures nothing, among several chosen at run
+    time), ("static", transform object) for a function that captures nothing,
+    ("lift", context of lift_closure_T's graph) for a closure; for the jet of a
+    closure, ("lift", context of lift_closure_jet's graph).  (A JRecord: the contexts
+    it names are live as J's are.)"""
 
     __slots__ = ()

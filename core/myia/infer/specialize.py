@@ -75,6 +75,7 @@ from .abstract import (
 from ..ad.reverse import lifted_copy, record_layout
 from ..errors import MyiaGradError
 from .infer import Context, JRecord, _targets, direct_call, infer_graph
+from .records import TRecord
 from . import tangent
 from .rules import EFFECTS, zeros_abstract
 from .rules_containers import key_position
@@ -143,8 +144,8 @@ class Specializer:
         for ctx in self.live:
             for node, records in ctx.calls.items():
                 fn, record = records[0]
-                if isinstance(fn, PrimitiveFunction) and fn.prim is P.T \
-                        and len(records) == 1:
+                if len(records) == 1 and isinstance(record, TRecord):
+                    # T, or a jet of a closure
                     groups.append(tangent.closures_T_reads_from_records(self, ctx, node,
                                                                         record))
                     continue
@@ -400,6 +401,8 @@ class Specializer:
                     args.append(Constant(g.defaults[p.name], node.loc))
                 return self.new_apply(ctx, [self.graph_constant(target, fn.loc)] + args,
                                       node, a)
+            if isinstance(opt, MacroFunction) and isinstance(target, TRecord):
+                return tangent.build_jet(self, ctx, node, a, target)
             if isinstance(opt, MacroFunction) and isinstance(target, Context):
                 if len(args) == 1:
                     args.append(Constant(0, node.loc))
@@ -591,15 +594,10 @@ class Specializer:
         loc = node.loc
         what = record.parts[opt][1]
         if "paths" in what.graph.flags:
-            if graph is not None:
-                raise MyiaGradError(
-                    f"grad of {opt.graph.name}, one of several functions chosen at run "
-                    f"time, which calls jvp or hessian on a closure it captured", loc,
-                    hint="choose the function with an `if` around the grad calls")
-            return self.new_apply(
-                ctx, [self.graph_constant(what, loc)]
-                + [self.read_captured(ctx, node, x, opt, path, "grad")
-                   for path in what.graph.flags["paths"]], node, a)
+            return self._apply(
+                ctx, node, graph, [self.graph_constant(what, loc)]
+                + [self.read_captured(ctx, node, x, opt, path, "grad", graph)
+                   for path in what.graph.flags["paths"]], a)
         captured = []
         ignored = what.graph.flags.get("ignored", ())
         for i, p in enumerate(what.graph.parameters):
@@ -653,23 +651,25 @@ class Specializer:
             if a.__class__ is AFunction and len(a.options) == 1:
                 (o,) = a.options
 
-    def read_captured(self, ctx, node, x, opt, path, transform):
+    def read_captured(self, ctx, node, x, opt, path, transform, graph=None):
         """What the closure value `x` (option `opt`) captured at `path` (positions
         through the closures it captured, see myia.ad.reverse.captured_leaves): read
         from the frame that made each closure on the way where `ctx` sees it, else from
-        the closure's record."""
+        the closure's record.  (In `graph`, a record reader, no frame is visible.)"""
         loc = node.loc
         value = x
         for o, i, v, a in self.along(opt, path):
-            if self.inf.visible(o.context, ctx):
+            if graph is None and self.inf.visible(o.context, ctx):
                 value = self.input(ctx, v)
             elif o in self.J_records:
-                value = self.new_apply(
-                    ctx, [Constant(P.closure_bound, loc), value, Constant(i, loc)], node, a)
+                value = self._apply(
+                    ctx, node, graph, [Constant(P.closure_bound, loc), value,
+                                       Constant(i, loc)], a)
             else:
                 raise MyiaGradError(
                     f"{transform} of the closure {o.graph.name}, made where this "
-                    f"{transform} cannot read what it captured", loc,
+                    f"{transform} cannot read what it captured (the program returns "
+                    f"the closure, or a derivative taken at run time meets it)", loc,
                     hint="pass what it captures as arguments, or make the closure where "
                          f"the {transform} is taken")
         return value

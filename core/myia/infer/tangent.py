@@ -16,6 +16,13 @@ into `T(fn)((x1, t1), ..., (xn, tn))`, and `T(fn)` is resolved here, for each fu
                                     closure's record (as J reads them)
     a primitive                     its tangent graph
     a transform object (myia.grad(h) named in subset code)   T of it, per types
+    one of several, chosen at       T(f, t1..tk): for each function its tangent graph,
+    run time                        or for a closure a graph that reads its T from
+                                    the closure's record (T_record_reader); a backend
+                                    picks the one of the function the value is
+
+`jet(fn, order)` of a closure is resolved the same way (expand_jet): the jet of the
+lifted program with what the closure captured held fixed.
 
 Perturbations stay apart because each T is applied to a program, not to values: a
 nested jvp is T of a program that contains the inner one's pairs, which the outer T
@@ -25,10 +32,10 @@ pairs again.
 from ..ad.forward import JVPMacro, T_graph, lift_closure_T, prim_tangent
 from ..ad.grad import VJPMacro
 from ..ad.reverse import lifted_copy, record_layout
-from ..ad.taylor import JetMacro
+from ..ad.taylor import JetMacro, lift_closure_jet
 from ..ad.transforms import is_data_signature
 from ..errors import MyiaGradError, MyiaTypeError
-from ..ir import Constant
+from ..ir import Apply, Constant, Graph
 from ..prim import ops as P
 from .abstract import (NOT_CONSTANT, AFunction, ATuple, BOTTOM, GraphFunction,
                        MacroFunction, PrimitiveFunction, TransformFunction, constant_value,
@@ -56,7 +63,7 @@ def T_abstract(inf, ctx, node, a, record):
     chosen_at_run_time = len(a.options) > 1
     result = BOTTOM
     for opt in a.sorted_options():
-        r = (T_of_one_of_several(inf, opt, record, a) if chosen_at_run_time
+        r = (T_of_one_of_several(inf, ctx, node, opt, record, a) if chosen_at_run_time
              else T_option(inf, ctx, node, opt, record))
         if r is BOTTOM:
             return BOTTOM
@@ -107,26 +114,38 @@ def T_option(inf, ctx, node, opt, record):
     raise MyiaTypeError(f"jvp of {opt.name} is not supported")
 
 
-def T_of_one_of_several(inf, opt, record, a):
-    """T of `opt`, one of the functions a value chosen at run time may be: the tangent
-    graph of its parsed program (one graph per function, whatever the call types,
-    which a backend picks by the value's tag), so it must capture nothing and not
-    take a derivative itself.  (Errors are located at the user's jvp by inference:
-    see Inferrer.evaluate_node.)"""
+def T_of_one_of_several(inf, ctx, node, opt, record, a):
+    """T of `opt`, one of the functions a value chosen at run time may be: of a
+    function that captures nothing, the tangent graph of its parsed program (one graph
+    per function, whatever the call types, which a backend picks by the value's tag);
+    of a closure, lift_closure_T's outer called with what it captured, as for one
+    closure, which specialization reads from the closure's record (see
+    T_record_reader).  (Errors are located at the user's jvp by inference: see
+    Inferrer.evaluate_node.)"""
     part = record.parts.get(opt)
-    if part is None:
-        if opt.__class__ is PrimitiveFunction and opt.prim is not P.make_tuple:
-            part = ("graph", prim_tangent(opt.prim))
-        elif opt.__class__ is GraphFunction and not inf.infos[opt.graph].free_variables:
-            part = ("graph", T_graph(opt.graph))
-        else:
-            raise MyiaGradError(
-                f"jvp of a function value that may be one of several functions ({a}), "
-                f"one of which is {opt.name}: of several functions chosen at run time, "
-                f"jvp takes those that capture nothing",
-                hint="choose the function before the jvp (an `if` around jvp calls), or "
-                     "pass what the closure captures as arguments")
-        record.parts[opt] = part
+    if part is not None:
+        kind, what = part
+        return what.result if kind == "lift" else AFunction([GraphFunction(what, None)])
+    cls = opt.__class__
+    if cls is PrimitiveFunction and opt.prim is not P.make_tuple:
+        part = ("graph", prim_tangent(opt.prim))
+    elif cls is GraphFunction and not inf.infos[opt.graph].free_variables:
+        part = ("graph", T_graph(opt.graph))
+    elif cls is GraphFunction:
+        laid_out = capture_layout(inf, opt, (opt.graph,))
+        if laid_out is None:
+            return BOTTOM
+        layout, captured = laid_out
+        outer = lift_closure_T(opt.graph, layout)
+        result, callee = inf.call(ctx, node, GraphFunction(outer, None), captured, True)
+        record.parts[opt] = ("lift", callee)
+        return result
+    else:
+        raise MyiaGradError(
+            f"jvp of a function value that may be one of several functions ({a}), "
+            f"one of which is {opt.name}",
+            hint="choose the function before the jvp (an `if` around jvp calls)")
+    record.parts[opt] = part
     return AFunction([GraphFunction(part[1], None)])
 
 
@@ -212,8 +231,11 @@ static_jet = None
 
 
 def expand_jet(inf, ctx, node, opt, args):
-    """`jet(fn, order, argnums)` of one known function that captures nothing, whose
-    value is only called: the transform object built per call types."""
+    """`jet(fn, order, argnums)` of one known function: for a function that captures
+    nothing, whose value is only called, the transform object built per call types;
+    for a closure, `lift_closure_jet`'s outer called with what it captured (laid out as
+    for T: see capture_layout), recorded as ("lift", its context) for specialization
+    (build_jet)."""
     if len(args) not in (2, 3):
         raise MyiaTypeError("jet takes a function, an order and optionally argnums")
     order = constant_value(args[1])
@@ -222,24 +244,44 @@ def expand_jet(inf, ctx, node, opt, args):
         raise MyiaGradError("the order and argnums of jet must be constants",
                             hint="e.g. jet(f, 3)(x)")
     f = args[0]
+    fo = next(iter(f.options)) if f.__class__ is AFunction and len(f.options) == 1 \
+        else None
     target = None
-    if f.__class__ is AFunction and len(f.options) == 1:
-        (fo,) = f.options
-        if fo.__class__ is GraphFunction and not inf.infos[fo.graph].free_variables:
-            target = fo.graph.flags.get("transform", fo.graph)
-        elif fo.__class__ is TransformFunction:
-            target = fo.transform
+    if fo.__class__ is GraphFunction and inf.infos[fo.graph].free_variables:
+        laid_out = capture_layout(inf, fo, (fo.graph,))
+        if laid_out is None:
+            return BOTTOM, None
+        layout, captured = laid_out
+        outer = lift_closure_jet(fo.graph, layout, order, argnums, static_jet)
+        result, callee = inf.call(ctx, node, GraphFunction(outer, None), captured, True)
+        record = TRecord()
+        record.parts[fo] = ("lift", callee)
+        return result, record
+    if fo.__class__ is GraphFunction:
+        target = fo.graph.flags.get("transform", fo.graph)
+    elif fo.__class__ is TransformFunction:
+        target = fo.transform
     if target is None:
         raise MyiaGradError(
-            f"jet inside subset code takes one known function that captures nothing, "
-            f"not {f}",
-            hint="take the jet of a def that receives what a closure would capture as "
-                 "arguments: jet(f, order, argnums=k)(x, a)")
+            f"jet inside subset code takes one known function, not {f}",
+            hint="choose the function before the jet (an `if` around jet calls), or "
+                 "take the jet of a def that receives the choice as an argument")
     if not inf.only_called(ctx.graph, node):
         raise MyiaGradError("the function jet makes inside subset code can only be "
                             "called where it is made (not stored, passed or returned)",
                             hint="call it at once: jet(f, 3)(x)")
     return AFunction([TransformFunction(static_jet(target, order, argnums))]), None
+
+
+def build_jet(spec, ctx, node, a, record):
+    """The node of `jet(f, order, argnums)` of a closure f in the specialized program
+    of `ctx`: the outer of lift_closure_jet called with what f captured, read as T
+    reads it."""
+    ((opt, (_, callee)),) = record.parts.items()
+    x = spec.input(ctx, node.inputs[1])
+    captured = [spec.read_captured(ctx, node, x, opt, path, "jet")
+                for path in callee.graph.flags["paths"]]
+    return spec.new_apply(ctx, [spec.graph_constant(callee, node.loc)] + captured, node, a)
 
 
 def is_jet_macro(opt):
@@ -294,11 +336,37 @@ def _T_of_value(spec, ctx, node, x, xa, a, record):
         captured = [spec.read_captured(ctx, node, x, opt, path, "jvp")
                     for path in outer.flags["paths"]]
         return spec.new_apply(ctx, [spec.graph_constant(what, loc)] + captured, node, a)
-    # one of several functions, chosen at run time: the T graph of each is an input of
-    # the node, of which a backend picks the one of the function the value is
-    targets = [spec.graph_value_opt(GraphFunction(record.parts[o][1], None), loc)
-               for o in xa.sorted_options()]
+    # one of several functions, chosen at run time: the T graph of each (for a closure,
+    # the graph that reads its T from its record) is an input of the node, of which a
+    # backend picks the one of the function the value is
+    targets = []
+    for o in xa.sorted_options():
+        kind, what = record.parts[o]
+        targets.append(T_record_reader(spec, o, what, node) if kind == "lift" else
+                       spec.graph_value_opt(GraphFunction(what, None), loc))
     return spec.new_apply(ctx, [Constant(P.T, loc), x] + targets, node, a)
+
+
+def T_record_reader(spec, opt, callee, node):
+    """A graph `reader(f)` = T of the closure value f (option `opt`, a record): the
+    outer of its lifted T (context `callee`) called with what f captured, read from
+    the records (flags["T_of_record"] names the option, as J's readers do)."""
+    key = ("T", opt)
+    reader = spec.readers.get(key)
+    if reader is None:
+        loc = node.loc
+        reader = spec.readers[key] = Graph(f"T:{opt.graph.name}", loc)
+        reader.flags["T_of_record"] = opt
+        f = reader.add_parameter("f")
+        f.abstract = AFunction([opt])
+        captured = [spec.read_captured(None, node, f, opt, path, "jvp", reader)
+                    for path in callee.graph.flags["paths"]]
+        reader.output = Apply(reader, [spec.graph_constant(callee, loc)] + captured,
+                              loc, None)
+        reader.output.abstract = callee.result
+    c = Constant(reader, node.loc)
+    c.abstract = AFunction([GraphFunction(reader, None)])
+    return c
 
 
 def closures_T_reads_from_records(spec, ctx, node, record):
@@ -307,11 +375,20 @@ def closures_T_reads_from_records(spec, ctx, node, record):
     that made them is not visible: their values must be records (see
     Specializer.read_captured)."""
     xa = spec.inf.value_of(ctx, node.inputs[1])
-    if not (isinstance(xa, AFunction) and len(xa.options) == 1):
+    if not isinstance(xa, AFunction):
         return {}
-    (opt,) = xa.options
-    kind, what = record.parts.get(opt, (None, None))
-    if kind != "lift":
-        return {}
-    return {o: record_layout(o.graph) for path in what.graph.flags["paths"]
-            for o, _, _, _ in spec.along(opt, path) if not spec.inf.visible(o.context, ctx)}
+    several = len(xa.options) > 1
+    found = {}
+    for opt in xa.options:
+        kind, what = record.parts.get(opt, (None, None))
+        if kind != "lift":
+            continue
+        if several:
+            # (its reader sees no frame: the value is a record, and so are the
+            # closures on the way to what it captured)
+            found[opt] = record_layout(opt.graph)
+        for path in what.graph.flags["paths"]:
+            for o, _, _, _ in spec.along(opt, path):
+                if several or not spec.inf.visible(o.context, ctx):
+                    found[o] = record_layout(o.graph)
+    return found

@@ -300,32 +300,49 @@ def lower_gadd(fl, node, args, types, out):
 
 @rule(P.J)
 def lower_J(fl, node, args, types, out):
-    """J of a function value chosen at run time among functions that capture nothing
-    (the specializer gives their J, typed, as the node's other inputs): the J of the
-    one it is, a choice of tag."""
+    """J of a function value chosen at run time (the specializer gives the J of each
+    function it may be, typed, as the node's other inputs): the J of the one it is, a
+    choice of tag; a closure made elsewhere is a record, read by its reader graph
+    (myia.infer.specialize, record_reader)."""
     from ...ad.reverse import J_graph_if_built, prim_fprop
 
+    def position_of_J(o):
+        return _position_of(o, out, node, "J", prim_fprop, J_graph_if_built)
+
+    return _transform_by_option(fl, node, args, types, out, "J", position_of_J)
+
+
+@rule(P.T)
+def lower_T(fl, node, args, types, out):
+    """T of a function value chosen at run time (the specializer gives the T graph of
+    each function it may be, or for a closure the graph that reads its T from its
+    record, see myia.infer.tangent): the T of the one it is, as for J."""
+    from ...ad.forward import prim_tangent
+
+    def position_of_T(o):
+        return _position_of(o, out, node, "T", prim_tangent, lambda g: g.derived.get("T"))
+
+    return _transform_by_option(fl, node, args, types, out, "T", position_of_T)
+
+
+def _transform_by_option(fl, node, args, types, out, kind, position_of):
+    """J or T (`kind`) of the function value args[0]: for a closure's record, its
+    reader's result; for a function that captures nothing, the tag of its transform."""
     src = types[0]
-    # closures made elsewhere: their values are records, each read by its reader graph
-    # (myia.infer.specialize, record_reader)
     readers = {}
     for t in types[1:]:
         if isinstance(t, Func) and t.single and t.options[0].graph is not None:
-            k = t.options[0].graph.flags.get("J_of_record")
+            k = t.options[0].graph.flags.get(f"{kind}_of_record")
             if k is not None:
                 readers[k] = t.options[0].graph
     if not (isinstance(src, Func) and isinstance(out, Func)) \
             or any(o.n_captured and o.key not in readers for o in src.options) \
             or (not readers and any(o.n_captured for o in out.options)):
-        raise backend_error("J of a function value computed at run time that captures "
-                            "values (the VM can run it)", node)
-
-    def position_of_J(o):
-        return _position_of(o, out, node, "J", prim_fprop, J_graph_if_built)
-
+        raise backend_error(f"{kind} of a function value computed at run time that "
+                            f"captures values (the VM can run it)", node)
     if readers:
-        return _J_by_option(fl, args[0], src, out, readers, position_of_J, node)
-    return _choice_of_tag(fl, args[0], src, out, [position_of_J(o) for o in src.options])
+        return _by_option(fl, args[0], src, out, readers, position_of, node, kind)
+    return _choice_of_tag(fl, args[0], src, out, [position_of(o) for o in src.options])
 
 
 def _position_of(o, out, node, kind, of_prim, of_graph):
@@ -359,41 +376,25 @@ def _choice_of_tag(fl, fv, src, out, targets):
     return b.insert_value(v, ir.Constant(to_ir(out).elements[1], None), 1)
 
 
-@rule(P.T)
-def lower_T(fl, node, args, types, out):
-    """T of a function value chosen at run time among functions that capture nothing
-    (the specializer gives the T graph of each as the node's other inputs, see
-    myia.infer.tangent): the T of the one it is, a choice of tag."""
-    from ...ad.forward import prim_tangent
-
-    src = types[0]
-    if not (isinstance(src, Func) and isinstance(out, Func)) \
-            or any(o.n_captured for o in src.options):
-        raise backend_error("T of a function value computed at run time that captures "
-                            "values", node)
-    targets = [_position_of(o, out, node, "T", prim_tangent, lambda g: g.derived.get("T"))
-               for o in src.options]
-    return _choice_of_tag(fl, args[0], src, out, targets)
-
-
-def _J_by_option(fl, fv, src, out, readers, position_of_J, node):
-    """J of function value `fv` that may be a closure's record: a branch on its tag;
-    a record calls its reader, another function gives its J's tag."""
+def _by_option(fl, fv, src, out, readers, position_of, node, kind):
+    """J or T (`kind`) of function value `fv` that may be a closure's record: a branch
+    on its tag; a record calls its reader, another function gives its transform's
+    tag."""
     b = fl.b
     if src.single:
         (o,) = src.options
         return fl.call_graph(readers[o.key], [], [fv], [src], out, node, False)
-    env, blocks = fl.branch_on_tag(fv, len(src.options), "J")
+    env, blocks = fl.branch_on_tag(fv, len(src.options), kind)
     results = []
     for o, bb in zip(src.options, blocks):
         b.position_at_end(bb)
         if o.key in readers:
             r = fl.call_graph(readers[o.key], [], [env], [Func([o])], out, node, False)
         else:
-            r = b.insert_value(ir.Constant(to_ir(out), ir.Undefined), i64(position_of_J(o)), 0)
+            r = b.insert_value(ir.Constant(to_ir(out), ir.Undefined), i64(position_of(o)), 0)
             r = b.insert_value(r, ir.Constant(to_ir(out).elements[1], None), 1)
         results.append((r, b.block))
-    return fl.join(results, out, "J")
+    return fl.join(results, out, kind)
 
 
 # ---- environments -----------------------------------------------------------------------

@@ -382,17 +382,24 @@ def _signature(fn, f):
     raise MyiaTypeError(f"{fn.ir_name} of a value of type {type(f).__name__}, which is not a function")
 
 
+def _record_reader(x, typed, flag):
+    """Of the specialized transforms `typed` of each function x may be, the graph
+    that reads the transform of the closure record x (see myia.infer.specialize), or
+    None when x is not a record."""
+    if x.__class__ is Partial and x.fn.__class__ is Closure:
+        opt = x.fn.graph.flags.get("record_of")
+        for t in typed:
+            if t.__class__ is Closure and opt is not None and t.graph.flags.get(flag) == opt:
+                return t
+    return None
+
+
 def _J_prim(vm, x, *typed):
     # (`typed`: the specialized J of each function x may be, which compiled backends
     # choose from; the VM transforms x itself, except a closure's record, which only
     # its reader can: see myia.infer.specialize)
-    if x.__class__ is Partial and x.fn.__class__ is Closure:
-        opt = x.fn.graph.flags.get("record_of")
-        for t in typed:
-            if t.__class__ is Closure and opt is not None \
-                    and t.graph.flags.get("J_of_record") == opt:
-                return vm.call(t, [x])
-    return vm.J(x)
+    reader = _record_reader(x, typed, "J_of_record")
+    return vm.J(x) if reader is None else vm.call(reader, [x])
 
 
 def _Jinv_prim(vm, x):
@@ -408,8 +415,9 @@ def _make_closure(vm, fn, *captured):
 
 def _T_prim(vm, x, *typed):
     # (`typed`: the T graph of each function x may be, which compiled backends choose
-    # from; the VM transforms x itself)
-    return vm.T(x)
+    # from; the VM transforms x itself, except a closure's record, as for J)
+    reader = _record_reader(x, typed, "T_of_record")
+    return vm.T(x) if reader is None else vm.call(reader, [x])
 
 
 _SPECIAL_PRIMS = {"J": _J_prim, "Jinv": _Jinv_prim, "T": _T_prim,
