@@ -217,7 +217,19 @@ def narrow_outputs(root, cg=None):
     mng = cg.mng
     groups = CallGroups(cg)
     narrowed = 0
+    # The manager's answers are computed once and kept across groups: an edit adds
+    # uses only to the sites it narrows and to the outputs it projects (`touched`), so
+    # a group whose sites, or their users, were not touched reads true answers; one
+    # that was waits for a fresh analysis (walking the whole program again for every
+    # group was most of the optimizer's time on nested derivatives)
+    touched = set()
+    returned_by = _returned_by(mng)
     for members, sites in groups.groups:
+        if touched and (not touched.isdisjoint(sites)
+                        or any(u in touched for s in sites for u, _ in mng.users(s))):
+            mng.invalidate()
+            touched = set()
+            returned_by = _returned_by(mng)
         proj, abstract, users = None, None, []
         fine = True
         for site in sites:
@@ -233,20 +245,37 @@ def narrow_outputs(root, cg=None):
                 break
         if not fine or proj is None:
             continue
+        # (the users first: a member that returns one of them then returns its site)
+        for site, user in users:
+            for u, i in mng.users(user):
+                u.inputs[i] = site
+            for g in returned_by.pop(user, ()):
+                g.output = site
+                returned_by.setdefault(site, []).append(g)
+            touched.add(site)
         for g in members:
             if groups.passes_through(g):
                 continue  # its callee returns the projection already
             new = Apply(g, [users[0][1].inputs[0], g.output] + list(users[0][1].inputs[2:]),
                         g.output.loc)
             new.abstract = abstract
+            touched.add(g.output)
+            returned_by[g.output].remove(g)
             g.output = new
-        for site, user in users:
-            mng.replace(user, site)
+            returned_by[new] = [g]
         for site in sites:
             site.abstract = abstract
-        mng.invalidate()
         narrowed += 1
+    mng.invalidate()
     return narrowed
+
+
+def _returned_by(mng):
+    """{node: the graphs that return it}."""
+    out = {}
+    for g in mng.graphs:
+        out.setdefault(g.output, []).append(g)
+    return out
 
 
 # ---- dead tuple entries -------------------------------------------------------------
@@ -266,6 +295,10 @@ def drop_dead_entries(root, cg=None):
     returned_by = {}
     for g in mng.graphs:
         returned_by.setdefault(g.output, set()).add(g)
+    returned = set(returned_by)
+    # (the manager's answers are kept across groups: an edit only removes uses, so a
+    # later group may see a use that is gone and keep an entry, which the next round
+    # of `interprocedural` drops)
     for members, sites in groups.groups:
         outs = {g.output for g in members if not groups.passes_through(g)}
         # each output is a make_tuple used by nothing else, and returned by no graph
@@ -280,7 +313,6 @@ def drop_dead_entries(root, cg=None):
         (n,) = width
         live = set()
         fine = True
-        returned = {g.output for g in mng.graphs}
         for site in sites:
             if not isinstance(site.abstract, ATuple):
                 fine = False
@@ -314,8 +346,8 @@ def drop_dead_entries(root, cg=None):
             for user, _ in mng.users(site):
                 if user.inputs[2].value in dead:
                     user.abstract = _NONE
-        mng.invalidate()
         dropped += len(dead)
+    mng.invalidate()
     return dropped
 
 
@@ -449,14 +481,21 @@ def eta_reduce(root, cg=None):
     mng = cg.mng
     done = 0
     substitution = {}
+    # Several graphs are removed in one go, except along a chain (g1 forwarding to g2,
+    # itself forwarding): the uses of g2 that removing g1 creates are not in the call
+    # graph, so g2 waits for the next analysis.  Nothing else goes stale: f is used
+    # only where it is in scope, so no graph's parent changes.
+    targets = set()  # the options of the functions removed graphs forward to
     for g in mng.graphs:
-        if not cg.known(g) or g in substitution:
+        if not cg.known(g):
             continue
         f = _eta_target(g, mng)
         if f is None:
             continue
         f_abstract = f.abstract
-        if not isinstance(f_abstract, AFunction) or cg.option_of[g] in f_abstract.options:
+        option = cg.option_of[g]
+        if not isinstance(f_abstract, AFunction) or option in f_abstract.options \
+                or option in targets or not substitution.keys().isdisjoint(f_abstract.options):
             continue
         uses = cg.uses.get(g, [])
         # f must be in scope at every use of g: a node where its graph is; a graph
@@ -472,9 +511,9 @@ def eta_reduce(root, cg=None):
                 h.output = f
             else:
                 user.inputs[i] = f
-        substitution[cg.option_of[g]] = f_abstract.options
+        substitution[option] = f_abstract.options
+        targets |= f_abstract.options
         done += 1
-        break  # the call graph changed: recompute before the next one
     if substitution:
         _substitute_options(mng, substitution)
     return done
@@ -506,7 +545,8 @@ def _substitute_options(mng, substitution):
         memo[a] = r
         return r
 
-    mng.invalidate()
+    # (the manager's answers from before the edits name every node still in the
+    # program: the edits only moved uses to nodes and constants already there)
     for g in mng.graphs:
         for p in g.parameters:
             p.abstract = sub(p.abstract)
@@ -518,6 +558,7 @@ def _substitute_options(mng, substitution):
                     inp.abstract = sub(inp.abstract)
         if isinstance(g.output, Constant):
             g.output.abstract = sub(g.output.abstract)
+    mng.invalidate()
 
 
 def interprocedural(root, log=None, mng=None):
