@@ -93,11 +93,14 @@ class ObjectMaker:
     def optimize(self, mod, level=3):
         """The O3 pipeline, without loop unrolling (array kernels have static trip
         counts: unrolled fully, they multiply the code and the compile time by eight
-        for no gain) and without the loop vectorizer (the kernels are vectorized when
-        they are emitted)."""
+        for no gain), without the loop vectorizer (the kernels are vectorized when
+        they are emitted) and without the SLP vectorizer."""
         pto = llvm.create_pipeline_tuning_options(speed_level=level)
         pto.loop_vectorization = False
-        pto.slp_vectorization = level >= 2
+        # nor the SLP vectorizer: on code over small arrays (GradBench saddle's
+        # 2-vectors) it packed scalar loads into vectors and shuffled them back, 30-40%
+        # slower per call; nothing else measured in `make bench` changed
+        pto.slp_vectorization = False
         pto.loop_unrolling = False
         pb = llvm.create_pass_builder(self.tm, pto)
         pb.getModulePassManager().run(mod, pb)
