@@ -70,9 +70,13 @@ CTX_INDEX = {name: i for i, name in enumerate(CTX_FIELDS)}
 #: how many polls (loop back edges, recursive calls) between two looks at the
 #: interrupt flag and the Python signal handlers
 SIGNAL_POLL_PERIOD = 1 << 8
-#: cycles (of the CPU's time-stamp counter: ~2-10 ms) between two moments where
-#: compiled code holding the GIL lets other Python threads run
-GIL_YIELD_CYCLES = 10_000_000
+#: cycles (of the CPU's time-stamp counter: 10-40 ms) between two moments where
+#: compiled code holding the GIL lets other Python threads run.  It must exceed the
+#: interpreter's switch interval (5 ms): a waiting thread asks for the GIL only when
+#: its wait of one interval times out, and every release wakes it early, so releases
+#: more frequent than that never let it in (it wakes, finds the GIL taken back, waits
+#: again); a release after the request waits until the other thread has run.
+GIL_YIELD_CYCLES = 40_000_000
 
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)
