@@ -14,12 +14,15 @@ from .anf import Apply, Constant, Graph
 
 
 class GraphManager:
-    def __init__(self, *roots, like=None):
+    def __init__(self, *roots, like=None, edited=None):
         self.roots = list(roots)
         self._state = None
         # a manager of the same program before some edits: its free variables are
-        # likely still right, which saves a walk (see _compute)
+        # likely still right, which saves a walk (see _compute); and with `edited`, the
+        # set of every graph whose nodes or output the edits changed, so are its walks
+        # of the other graphs
         self._like = like
+        self._edited = edited
 
     # ---- computation ------------------------------------------------------------
 
@@ -36,7 +39,12 @@ class GraphManager:
         if self._state is None:
             hint = self._like._state if self._like is not None else None
             self._like = None
-            self._state = _compute(self.roots, hint.fv_total if hint is not None else None)
+            edited, self._edited = self._edited, None
+            if hint is None:
+                self._state = _compute(self.roots)
+            else:
+                self._state = _compute(self.roots, hint.fv_total,
+                                       hint.walks if edited is not None else None, edited)
         return self._state
 
     @property
@@ -119,10 +127,10 @@ class GraphManager:
 
 class _State:
     __slots__ = ("nodes", "users", "fv_direct", "fv_total", "graphs_used", "parents",
-                 "children")
+                 "children", "walks")
 
 
-def _compute(roots, fv_total_hint=None):
+def _compute(roots, fv_total_hint=None, walks_hint=None, edited=None):
     """Walk the graphs reachable from `roots`.
 
     A node of `g` may be needed only by a closure made in `g` (a nested graph reads it
@@ -131,12 +139,19 @@ def _compute(roots, fv_total_hint=None):
     depending on `h`'s free variables owned by `g`.  Those are known only once free
     variables are, hence the graphs that use a graph whose free variables changed are
     walked again until nothing changes (nothing is walked twice when
-    `fv_total_hint`, the free variables of a similar program, is right)."""
+    `fv_total_hint`, the free variables of a similar program, is right).
+
+    `walks_hint`: the walks of that program, of which those of the graphs not in
+    `edited` are still right (a walk reads the graph's own nodes, and the free
+    variables of the graphs it uses, which are checked as for any walk): the optimizer
+    edits a few graphs per sweep of a program of hundreds."""
     st = _State()
     fv_total = fv_total_hint or {}
     by_owner = _by_owner(fv_total)  # {graph: {owner graph: its free variables there}}
-    walks = {}  # graph -> (order, fvs, used, edges) of its last walk
-    stale = None  # the graphs to walk again (None: all)
+    # graph -> (order, fvs, used, edges, read) of its last walk
+    walks = {} if walks_hint is None else \
+        {g: w for g, w in walks_hint.items() if g not in edited}
+    stale = None if walks_hint is None else set()  # the graphs to walk again (None: all)
     while True:
         reached = {}
         todo = list(roots)
@@ -172,6 +187,7 @@ def _compute(roots, fv_total_hint=None):
         for inp, use in w[3]:
             users.setdefault(inp, []).append(use)
     st.fv_total = fv_total
+    st.walks = reached
     st.parents = _parents(st)
     st.children = None  # {graph: graphs whose parent it is}, when first asked
     return st
@@ -310,5 +326,5 @@ def _ancestors(g, fv_total, parents):
     return out
 
 
-def manage(*graphs, like=None):
-    return GraphManager(*graphs, like=like)
+def manage(*graphs, like=None, edited=None):
+    return GraphManager(*graphs, like=like, edited=edited)

@@ -256,14 +256,18 @@ def _sweep(root, dispatch, counts, mng):
                 stack.extend((resolve(i), False) for i in reversed(node.inputs))
     if not changed:
         return False, mng
-    _resolve_everywhere(root, resolve)
-    return True, manage(root, like=mng)
+    edited = ctx.edited
+    _resolve_everywhere(root, resolve, edited)
+    # (rules return new nodes and never change one in place: the graphs this sweep
+    # rewrote, and those whose uses it pointed at replacements, are all it changed)
+    return True, manage(root, like=mng, edited=edited)
 
 
-def _resolve_everywhere(root, resolve):
+def _resolve_everywhere(root, resolve, edited):
     """Point every use reachable from `root` (graph outputs included) at the
-    replacements.  One walk: a replacement's own inputs are resolved when it is
-    reached, so uses that the replacements bring in are fixed too."""
+    replacements, adding the graphs it changes to `edited`.  One walk: a
+    replacement's own inputs are resolved when it is reached, so uses that the
+    replacements bring in are fixed too."""
     seen = set()
     graphs = [root]
     seen_graphs = set()
@@ -272,7 +276,10 @@ def _resolve_everywhere(root, resolve):
         if g in seen_graphs:
             continue
         seen_graphs.add(g)
-        g.output = resolve(g.output)
+        out = resolve(g.output)
+        if out is not g.output:
+            g.output = out
+            edited.add(g)
         stack = [g.output]
         while stack:
             n = stack.pop()
@@ -283,6 +290,7 @@ def _resolve_everywhere(root, resolve):
                 inputs = [resolve(i) for i in n.inputs]
                 if any(a is not b for a, b in zip(inputs, n.inputs)):
                     n.inputs = inputs
+                    edited.add(n.graph)
                 stack.extend(inputs)
             elif n.__class__ is Constant and n.value.__class__ is Graph:
                 graphs.append(n.value)
