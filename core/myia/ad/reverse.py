@@ -60,7 +60,7 @@ def J_graph(graph):
 
 #: primitives whose values J of an optimized program cannot differentiate: closure
 #: records (their bound values have no sensitivity rule) and J left for run time
-_NOT_J_READABLE = {"make_closure", "closure_bound", "J", "Jinv", "T"}
+_NOT_J_READABLE = {P.make_closure, P.closure_bound, P.J, P.Jinv, P.T}
 
 
 def not_J_readable(graph):
@@ -72,7 +72,7 @@ def not_J_readable(graph):
             return f"an untyped copy of {g.name} (a closure inference never saw called)"
         for node in mng.nodes(g):
             if node.is_apply() and node.inputs[0].is_constant(Primitive) \
-                    and node.inputs[0].value.name in _NOT_J_READABLE:
+                    and node.inputs[0].value in _NOT_J_READABLE:
                 where = f" (line {node.loc.line})" if node.loc is not None else ""
                 return f"{node.inputs[0].value.name}{where}"
     return None

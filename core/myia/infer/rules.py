@@ -11,7 +11,7 @@ Python float, not with an np.float64: NEP 50) and np.maximum(1, 0.5) is an np.fl
 exactly as at run time.  A result of a dtype compiled code lacks (NumPy's float16 of a
 bool, its int8 of bool // bool) is refused.
 
-Constant folding: a pure, cheap primitive (`FOLDABLE`) whose inputs are all known
+Constant folding: a pure, cheap primitive (trait `foldable`) whose inputs are all known
 constants is computed with its implementation, and the result keeps its value; this is
 how `i < 3` folds when `i` is known and how shapes and axes stay static.  Errors the VM
 would raise for a value known here are raised with the same class (an index out of
@@ -29,10 +29,10 @@ import numpy as np
 
 from ..errors import MyiaGradError, MyiaShapeError, MyiaTypeError, MyiaValueError
 from ..ir import EnvKey
+from ..prim import all_primitives
 from ..prim import ops as P
 from ..prim.grad_ops import ZERO
 from ..prim.logic import range_message
-from ..prim.mathfn import LIBM
 from ..prim.shape import DTYPES
 from .abstract import (
     ANY,
@@ -55,23 +55,17 @@ from .abstract import (
     join_kinds,
 )
 
+#: {primitive: its inference rule}; an elementwise primitive without one gets NumPy's
+#: promotion and broadcasting (see the end of this module)
 RULES = {}
 
-#: primitives computed at compile time when all their inputs are constants
-FOLDABLE = set()
 
-#: primitives with an effect: never folded, never removed
-EFFECTS = {P.assert_}
-
-
-def rule(*prims, fold=False):
+def rule(*prims):
     def deco(fn):
         for p in prims:
             if p in RULES:
                 raise ValueError(f"two inference rules for {p.name}")
             RULES[p] = fn
-            if fold:
-                FOLDABLE.add(p)
         return fn
 
     return deco
@@ -81,7 +75,7 @@ def infer_primitive(prim, args):
     """The abstract result of `prim` applied to `args` (constant-folded when it can)."""
     if "compile_time" in prim.rules:
         return _compile_time(prim, args)
-    if prim in FOLDABLE and not rules_containers.has_dict(args):
+    if prim.foldable and not rules_containers.has_dict(args):
         values = [constant_value(a) for a in args]
         if all(v is not NOT_CONSTANT for v in values):
             try:
@@ -249,31 +243,22 @@ def _elementwise(prim, *args):
 # ---- arithmetic and math --------------------------------------------------------------
 
 
-@rule(P.add, fold=True)
+@rule(P.add)
 def infer_add(x, y):
     if isinstance(x, ATuple) and isinstance(y, ATuple):
         return rules_containers.concat(x, y)  # concatenation, as in Python
     return _elementwise(P.add, x, y)
 
 
-def _binary(prim):
-    @rule(prim, fold=True)
-    def infer_binary(x, y):
-        if prim is P.mul and (isinstance(x, ATuple) or isinstance(y, ATuple)):
-            return rules_containers.repeat(x, y)  # [0.0] * n
-        return _elementwise(prim, x, y)
-
-    infer_binary.__name__ = f"infer_{prim.name}"
-    return infer_binary
-
-
-for _p in (P.sub, P.mul, P.truediv, P.floordiv, P.mod, P.pow, P.lt, P.le, P.gt, P.ge,
-           P.bitwise_and, P.bitwise_or, P.bitwise_xor):
-    _binary(_p)
+@rule(P.mul)
+def infer_mul(x, y):
+    if isinstance(x, ATuple) or isinstance(y, ATuple):
+        return rules_containers.repeat(x, y)  # [0.0] * n
+    return _elementwise(P.mul, x, y)
 
 
 def _equality(prim):
-    @rule(prim, fold=True)
+    @rule(prim)
     def infer_equality(x, y):
         if _is_numeric(x) and _is_numeric(y):
             return _elementwise(prim, x, y)
@@ -295,31 +280,13 @@ _equality(P.eq)
 _equality(P.ne)
 
 
-def _unary(prim):
-    @rule(prim, fold=True)
-    def infer_unary(x):
-        return _elementwise(prim, x)
-
-    infer_unary.__name__ = f"infer_{prim.name}"
-    return infer_unary
-
-
-for _p in (P.neg, P.abs, P.sign, P.floor, P.ceil, P.trunc, P.rint, P.invert):
-    _unary(_p)
-for _p, (_cname, _arity) in LIBM.items():  # the C math library's functions
-    if _arity == 1:
-        _unary(_p)
-    else:
-        rule(_p, fold=True)(functools.partial(_elementwise, _p))
-
-
-@rule(P.maximum, P.minimum, P.fmax, P.fmin, fold=True)
+@rule(P.maximum, P.minimum, P.fmax, P.fmin)
 def infer_max_min(x, y):
     # the promoted type, whichever wins (np.maximum(1, 0.5) is 1.0)
     return _elementwise(P.maximum, x, y)
 
 
-@rule(P.where, fold=True)
+@rule(P.where)
 def infer_where(c, x, y):
     out = _elementwise(P.where, c, x, y)
     if isinstance(c, AScalar) and c.known:
@@ -342,7 +309,7 @@ def infer_python_number(x):
     return AScalar("bool", isinstance(x, AScalar) and not x.numpy)
 
 
-@rule(P.not_, fold=True)
+@rule(P.not_)
 def infer_not(x):
     if isinstance(x, AArray):
         return AArray("bool", x.shape)
@@ -357,7 +324,7 @@ def _array_size(shape):
     return math.prod(shape)
 
 
-@rule(P.truth, fold=True)
+@rule(P.truth)
 def infer_truth(x):
     if isinstance(x, AArray):
         size = _array_size(x.shape)
@@ -388,8 +355,8 @@ def _convert(dtype, what):
     return infer_convert
 
 
-rule(P.to_int, fold=True)(_convert("int64", "int"))
-rule(P.to_float, fold=True)(_convert("float64", "float"))
+rule(P.to_int)(_convert("int64", "int"))
+rule(P.to_float)(_convert("float64", "float"))
 
 
 # ---- shapes ------------------------------------------------------------------------------
@@ -463,20 +430,20 @@ def _axes_of(axis, ndim, what="the axis"):
     return tuple(int(a) % ndim for a in axes)
 
 
-@rule(P.reduced_size, fold=True)
+@rule(P.reduced_size)
 def infer_reduced_size(shp, axis):
     _int_dims(shp, "reduced_size")
     return AScalar("int64")
 
 
-@rule(P.reduced_shape, fold=True)
+@rule(P.reduced_shape)
 def infer_reduced_shape(shp, axis):
     dims = _int_dims(shp, "reduced_shape")
     axes = _axes_of(axis, len(dims))
     return _shape_abstract(tuple(1 if i in axes else d for i, d in enumerate(dims)))
 
 
-@rule(P.inverse_axes, fold=True)
+@rule(P.inverse_axes)
 def infer_inverse_axes(axes):
     if isinstance(axes, AConstant) and axes.value is None:
         return axes
@@ -715,7 +682,7 @@ def _tuple_index(t, i, what):
     return k % n
 
 
-@rule(P.tuple_getitem, fold=True)
+@rule(P.tuple_getitem)
 def infer_tuple_getitem(t, i):
     if isinstance(t, AArray):  # `a, b = x`: unpacking is for tuples and lists
         raise MyiaTypeError(
@@ -747,7 +714,7 @@ def _getitem_tuple(t, i, by_key=True):
         f"types), got {i}")
 
 
-@rule(P.tuple_setitem, fold=True)
+@rule(P.tuple_setitem)
 def infer_tuple_setitem(t, i, v):
     _check_tuple(t, "tuple_setitem")
     k = _tuple_index(t, i, "tuple_setitem")
@@ -756,19 +723,19 @@ def infer_tuple_setitem(t, i, v):
     return t.with_elements(t.elements[:k] + (v,) + t.elements[k + 1:])
 
 
-@rule(P.tuple_tail, fold=True)
+@rule(P.tuple_tail)
 def infer_tuple_tail(t):
     _check_tuple(t, "tuple_tail")
     return ATuple(t.elements[1:], LIST if t.is_list else TUPLE)
 
 
-@rule(P.tuple_cons, fold=True)
+@rule(P.tuple_cons)
 def infer_tuple_cons(h, t):
     _check_tuple(t, "tuple_cons")
     return ATuple((h,) + t.elements, LIST if t.is_list else TUPLE)
 
 
-@rule(P.len_, fold=True)
+@rule(P.len_)
 def infer_len(x):
     if isinstance(x, ATuple):
         return AScalar("int64", len(x))
@@ -782,7 +749,7 @@ def infer_len(x):
     raise MyiaTypeError(f"len() of {x}", hint="len() works on tuples and arrays")
 
 
-@rule(P.make_slice, fold=True)
+@rule(P.make_slice)
 def infer_make_slice(a, b, c):
     for part in (a, b, c):
         if not ((isinstance(part, AScalar) and part.dtype != "bool" and "int" in part.dtype)
@@ -835,7 +802,7 @@ def _getitem_array(x, index):
     return AArray(x.dtype, out)
 
 
-@rule(P.getitem, fold=True)
+@rule(P.getitem)
 def infer_getitem(x, index):
     if isinstance(x, ATuple):
         return _getitem_tuple(x, index)
@@ -963,7 +930,7 @@ def _integer_leaf(a, path):
     return None
 
 
-@rule(P.ones_like, fold=True)
+@rule(P.ones_like)
 def infer_ones_like(x):
     if isinstance(x, AArray):
         return x
@@ -1023,7 +990,7 @@ def _env_add(a, b):
     return AEnv(entries)
 
 
-@rule(P.gadd, fold=True)
+@rule(P.gadd)
 def infer_gadd(x, y):
     return gadd_abstract(x, y)
 
@@ -1098,9 +1065,24 @@ def infer_Jinv(x):
     return x
 
 
-__all__ = ["EFFECTS", "FOLDABLE", "RULES", "broadcast_shapes", "fmt_shape",
+__all__ = ["RULES", "broadcast_shapes", "fmt_shape",
            "infer_primitive", "zeros_abstract", "ANY"]
 
 # the rules of the primitives of other modules (they register themselves)
 from . import (rules_containers, rules_dynamic, rules_linalg, rules_reduce,  # noqa: E402,F401
                rules_shape)
+
+
+def _elementwise_rule(prim):
+    def infer_elementwise(*args):
+        return _elementwise(prim, *args)
+
+    infer_elementwise.__name__ = f"infer_{prim.name}"
+    return infer_elementwise
+
+
+# the elementwise primitives without a rule of their own (arithmetic, the C math
+# library's functions...): NumPy's promotion and broadcasting
+for _p in all_primitives().values():
+    if _p.elementwise and _p not in RULES:
+        rule(_p)(_elementwise_rule(_p))

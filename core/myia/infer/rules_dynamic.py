@@ -46,7 +46,7 @@ def _bound(part):
         raise MyiaTypeError(f"slice bounds must be ints or None, got {part}")
 
 
-@rule(P.make_dslice, fold=True)
+@rule(P.make_dslice)
 def infer_make_dslice(start, length, step):
     for part in (start, step):
         _bound(part)
@@ -58,7 +58,7 @@ def infer_make_dslice(start, length, step):
     return ASlice(start, AScalar("int64"), step, max(int(n), 0) if static else None)
 
 
-@rule(P.slice_start, fold=True)
+@rule(P.slice_start)
 def infer_slice_start(s):
     if isinstance(s, ASlice):
         return s.start

@@ -77,7 +77,7 @@ from ..errors import MyiaGradError
 from .infer import Context, JRecord, _targets, direct_call, infer_graph
 from .records import TRecord
 from . import tangent
-from .rules import EFFECTS, zeros_abstract
+from .rules import zeros_abstract
 from .rules_containers import key_position
 from .rules_dynamic import expand_getitem, expand_getitem_grad
 
@@ -286,10 +286,10 @@ class Specializer:
     def _node_effect(self, ctx, node, eff):
         fn = node.inputs[0]
         if isinstance(fn, Constant) and isinstance(fn.value, Primitive) \
-                and fn.value in EFFECTS:
+                and fn.value.effect:
             return True
         for opt, target in ctx.calls.get(node, ()):
-            if isinstance(opt, PrimitiveFunction) and opt.prim in EFFECTS:
+            if isinstance(opt, PrimitiveFunction) and opt.prim.effect:
                 return True
             if isinstance(target, Context) and target in eff:
                 return True

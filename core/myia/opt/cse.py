@@ -3,11 +3,6 @@
 from ..ir import Apply, Constant, Graph, manage
 from ..prim import Primitive
 
-#: primitives whose applications must not be merged (they have effects)
-IMPURE = {"assert"}
-#: primitives whose two operands commute exactly (IEEE: a + b is b + a, bit for bit):
-#: x * y and y * x are one computation
-COMMUTATIVE = {"add", "mul", "gadd", "eq", "ne"}
 
 
 def _key(node):
@@ -23,7 +18,8 @@ def _key(node):
         else:
             parts.append(("n", id(i)))
     fn = node.inputs[0]
-    if len(parts) == 3 and isinstance(fn, Constant) and getattr(fn.value, "name", None) in COMMUTATIVE:
+    if len(parts) == 3 and isinstance(fn, Constant) and getattr(fn.value, "commutative", False):
+        # (x * y and y * x are one computation: the trait means bit for bit)
         parts[1:] = sorted(parts[1:], key=repr)
     return tuple(parts)
 
@@ -42,7 +38,7 @@ def cse(root, mng=None):
             node.inputs = [repl.get(i, i) for i in node.inputs]
             fn = node.inputs[0]
             if not (isinstance(fn, Constant) and isinstance(fn.value, Primitive)) \
-                    or fn.value.name in IMPURE:
+                    or fn.value.effect:
                 continue
             key = _key(node)
             if key is None:

@@ -28,7 +28,7 @@ from ..prim import ops as P
 #: primitives that only carry function values (never call them)
 _NONE = AConstant(None)
 
-_CARRIERS = {"make_tuple", "tuple_getitem", "switch", "env_setitem", "env_getitem"}
+_CARRIERS = {P.make_tuple, P.tuple_getitem, P.switch, P.env_setitem, P.env_getitem}
 
 
 def _options_in(a, out):
@@ -87,7 +87,7 @@ class CallGraph:
         for node in applies:
             fn = node.inputs[0]
             if isinstance(fn, Constant) and isinstance(fn.value, Primitive):
-                if fn.value.name not in _CARRIERS:
+                if fn.value not in _CARRIERS:
                     for a in node.inputs[1:]:
                         if a.abstract is None:
                             continue

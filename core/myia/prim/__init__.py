@@ -4,8 +4,6 @@
 """
 
 from . import arith, array, grad_ops, logic, shape, structure  # noqa: F401
-from .primitive import (Primitive, all_primitives, bprop, compile_time, get_primitive, infer,
-                        jvp, lowering)
+from .primitive import Primitive, all_primitives, bprop, compile_time, get_primitive, jet, jvp
 
-__all__ = ["Primitive", "all_primitives", "bprop", "compile_time", "get_primitive", "infer", "jvp",
-           "lowering"]
+__all__ = ["Primitive", "all_primitives", "bprop", "compile_time", "get_primitive", "jet", "jvp"]

@@ -170,14 +170,17 @@ def _bounded_pow(x, y):
 
 _int_pow = _int64(_bounded_pow, "pow")
 
-add = Primitive("add", _int64(operator.add, "add"), "x + y")
-sub = Primitive("sub", _int64(operator.sub, "sub"), "x - y")
-mul = Primitive("mul", _int64(_mul, "mul"), "x * y")
-truediv = Primitive("truediv", _truediv, "x / y")
-floordiv = Primitive("floordiv", _floordiv, "x // y", nondiff=True)
-mod = Primitive("mod", _mod, "x % y")
-pow = Primitive("pow", _pow, "x ** y")
-neg = Primitive("neg", _int64(operator.neg, "neg"), "-x")
+add = Primitive("add", _int64(operator.add, "add"), "x + y", elementwise=2, commutative=True,
+                foldable=True)
+sub = Primitive("sub", _int64(operator.sub, "sub"), "x - y", elementwise=2, foldable=True)
+mul = Primitive("mul", _int64(_mul, "mul"), "x * y", elementwise=2, commutative=True,
+                foldable=True)
+truediv = Primitive("truediv", _truediv, "x / y", elementwise=2, foldable=True)
+floordiv = Primitive("floordiv", _floordiv, "x // y", nondiff=True, elementwise=2,
+                     foldable=True)
+mod = Primitive("mod", _mod, "x % y", elementwise=2, foldable=True)
+pow = Primitive("pow", _pow, "x ** y", elementwise=2, foldable=True)
+neg = Primitive("neg", _int64(operator.neg, "neg"), "-x", elementwise=1, foldable=True)
 
 
 @bprop(add)
@@ -299,8 +302,8 @@ def _sign(x):
 
 
 abs = Primitive("abs", _int64(lambda x: np.abs(x) if isinstance(x, np.ndarray) else operator.abs(x),
-                              "abs"))
-sign = Primitive("sign", _sign, "-1, 0 or 1", nondiff=True)
+                              "abs"), elementwise=1, foldable=True)
+sign = Primitive("sign", _sign, "-1, 0 or 1", nondiff=True, elementwise=1, foldable=True)
 
 
 def _rounding(np_fn):
@@ -314,10 +317,14 @@ def _rounding(np_fn):
 # Rounding to an integral float (NumPy: a float result; piecewise constant, so not
 # differentiable: the sensitivity is zero, as autograd and JAX give).  Each is the C
 # function (and LLVM intrinsic) of the same name; np.round is rint (halves to even).
-floor = Primitive("floor", _rounding(np.floor), "round down", nondiff=True)
-ceil = Primitive("ceil", _rounding(np.ceil), "round up", nondiff=True)
-trunc = Primitive("trunc", _rounding(np.trunc), "round toward zero", nondiff=True)
-rint = Primitive("rint", _rounding(np.rint), "round to nearest, halves to even", nondiff=True)
+floor = Primitive("floor", _rounding(np.floor), "round down", nondiff=True, elementwise=1,
+                  foldable=True)
+ceil = Primitive("ceil", _rounding(np.ceil), "round up", nondiff=True, elementwise=1,
+                 foldable=True)
+trunc = Primitive("trunc", _rounding(np.trunc), "round toward zero", nondiff=True,
+                  elementwise=1, foldable=True)
+rint = Primitive("rint", _rounding(np.rint), "round to nearest, halves to even", nondiff=True,
+                 elementwise=1, foldable=True)
 #: the rounding primitives, by the name of their C function
 ROUNDING = {floor: "floor", ceil: "ceil", trunc: "trunc", rint: "rint"}
 
@@ -345,8 +352,8 @@ def _minimum(x, y):
     return np.minimum(x, y)
 
 
-maximum = Primitive("maximum", _maximum, "elementwise max")
-minimum = Primitive("minimum", _minimum, "elementwise min")
+maximum = Primitive("maximum", _maximum, "elementwise max", elementwise=2, foldable=True)
+minimum = Primitive("minimum", _minimum, "elementwise min", elementwise=2, foldable=True)
 
 
 def _fmax(x, y):
@@ -360,8 +367,10 @@ def _fmin(x, y):
 # np.fmax and np.fmin: max and min where a NaN loses to a number (llvm's maxnum, C's
 # fmax); a primitive of their own, as one vector instruction each where three selects
 # of where/maximum were 1.2x NumPy's time
-fmax = Primitive("fmax", _fmax, "elementwise max, NaN ignored (np.fmax)")
-fmin = Primitive("fmin", _fmin, "elementwise min, NaN ignored (np.fmin)")
+fmax = Primitive("fmax", _fmax, "elementwise max, NaN ignored (np.fmax)", elementwise=2,
+                 foldable=True)
+fmin = Primitive("fmin", _fmin, "elementwise min, NaN ignored (np.fmin)", elementwise=2,
+                 foldable=True)
 
 
 def _where(c, x, y):
@@ -370,7 +379,8 @@ def _where(c, x, y):
     return np.where(c, x, y)[()]  # (NumPy's 0-d array: its NumPy scalar)
 
 
-where = Primitive("where", _where, "elementwise select: cond ? x : y")
+where = Primitive("where", _where, "elementwise select: cond ? x : y", elementwise=3,
+                  foldable=True)
 
 
 # At a tie, max and min split the sensitivity evenly between x and y (as autograd and

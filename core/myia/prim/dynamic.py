@@ -135,9 +135,10 @@ def _slice_start(s):
 # `x[i:i + n]` as the parser writes it (myia.parser.slices): the length is an input, so
 # that it stays known through every transform of the program
 make_dslice = Primitive("make_dslice", _make_dslice, "slice(start, start + length, step)",
-                        nondiff=True)
+                        nondiff=True, foldable=True)
 # where a slice arrives as a value (a transform's rule indexes with its argument)
-slice_start = Primitive("slice_start", _slice_start, "s.start of a slice", nondiff=True)
+slice_start = Primitive("slice_start", _slice_start, "s.start of a slice", nondiff=True,
+                        foldable=True)
 dynamic_slice = Primitive("dynamic_slice", _dynamic_slice,
                           "x[start:start + size] along axis (size a constant)")
 dynamic_update_slice = Primitive("dynamic_update_slice", _dynamic_update_slice,

@@ -121,18 +121,20 @@ def _ones_like(x):
     return type(x)(1)
 
 
-gadd = Primitive("gadd", _gadd, "add two sensitivities (numbers, arrays, tuples, envs)")
+gadd = Primitive("gadd", _gadd, "add two sensitivities (numbers, arrays, tuples, envs)",
+                 commutative=True, foldable=True)
 zeros_like = Primitive("zeros_like", _zeros_like, "the zero sensitivity of x's structure")
 grad_seed = Primitive("grad_seed", _grad_seed, "1.0 for a float scalar output, else an error",
                       nondiff=True)
 ones_like = Primitive("ones_like", _ones_like, "ones of x's shape (the seed of a gradient)",
-                      nondiff=True)
+                      nondiff=True, foldable=True)
 env_new = Primitive("env_new", lambda: EMPTY_ENV, "the empty environment (zero)")
 env_setitem = Primitive("env_setitem", lambda env, key, value: env.set(key, value),
                         "env with key set to value")
 env_getitem = Primitive("env_getitem", lambda env, key, default: env.get(key, default),
                         "env[key], or default when absent")
-env_add = Primitive("env_add", lambda a, b: a.add(b), "merge two environments, adding")
+env_add = Primitive("env_add", lambda a, b: a.add(b), "merge two environments, adding",
+                    commutative=True)
 
 
 def _backend_only(name):

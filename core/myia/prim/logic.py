@@ -8,12 +8,13 @@ from ..errors import MyiaOverflowError, MyiaTypeError, MyiaValueError
 from .primitive import Primitive, bprop, jet, jvp, linear_in
 from .shape import unbroadcast
 
-eq = Primitive("eq", operator.eq, "x == y", nondiff=True)
-ne = Primitive("ne", operator.ne, "x != y", nondiff=True)
-lt = Primitive("lt", operator.lt, "x < y", nondiff=True)
-le = Primitive("le", operator.le, "x <= y", nondiff=True)
-gt = Primitive("gt", operator.gt, "x > y", nondiff=True)
-ge = Primitive("ge", operator.ge, "x >= y", nondiff=True)
+_COMPARISON = dict(nondiff=True, elementwise=2, foldable=True)
+eq = Primitive("eq", operator.eq, "x == y", commutative=True, **_COMPARISON)
+ne = Primitive("ne", operator.ne, "x != y", commutative=True, **_COMPARISON)
+lt = Primitive("lt", operator.lt, "x < y", **_COMPARISON)
+le = Primitive("le", operator.le, "x <= y", **_COMPARISON)
+gt = Primitive("gt", operator.gt, "x > y", **_COMPARISON)
+ge = Primitive("ge", operator.ge, "x >= y", **_COMPARISON)
 
 
 def _not(x):
@@ -60,7 +61,7 @@ def _to_float(x):
     return float(x)
 
 
-not_ = Primitive("not", _not, "logical negation", nondiff=True)
+not_ = Primitive("not", _not, "logical negation", nondiff=True, elementwise=1, foldable=True)
 def _bitwise(op, name):
     def impl(*args):
         if any(isinstance(a, (float, np.floating)) or
@@ -74,11 +75,12 @@ def _bitwise(op, name):
 
 
 # `&`, `|`, `^`, `~`: logical on bools (masks), bitwise on integers, as in NumPy
-bitwise_and = Primitive("bitwise_and", _bitwise(operator.and_, "&"), "x & y", nondiff=True)
-bitwise_or = Primitive("bitwise_or", _bitwise(operator.or_, "|"), "x | y", nondiff=True)
-bitwise_xor = Primitive("bitwise_xor", _bitwise(operator.xor, "^"), "x ^ y", nondiff=True)
+_BITWISE = dict(nondiff=True, elementwise=2, commutative=True, foldable=True)
+bitwise_and = Primitive("bitwise_and", _bitwise(operator.and_, "&"), "x & y", **_BITWISE)
+bitwise_or = Primitive("bitwise_or", _bitwise(operator.or_, "|"), "x | y", **_BITWISE)
+bitwise_xor = Primitive("bitwise_xor", _bitwise(operator.xor, "^"), "x ^ y", **_BITWISE)
 invert = Primitive("invert", _bitwise(lambda x: ~x if not isinstance(x, bool) else not x, "~"),
-                   "~x (not x for a bool)", nondiff=True)
+                   "~x (not x for a bool)", nondiff=True, elementwise=1, foldable=True)
 #: the bitwise primitives, by their LLVM instruction
 BITWISE = {bitwise_and: "and_", bitwise_or: "or_", bitwise_xor: "xor", invert: "not_"}
 
@@ -104,9 +106,11 @@ def range_message(what, kind):
     return f"range() takes integers, but its {what} is {kind}"
 
 
-truth = Primitive("truth", _truth, "the truth value of a condition (bool(x))", nondiff=True)
-to_int = Primitive("to_int", _to_int, "int(x), truncating", nondiff=True)
-to_float = Primitive("to_float", _to_float, "float(x)")
+truth = Primitive("truth", _truth, "the truth value of a condition (bool(x))", nondiff=True,
+                  foldable=True)
+to_int = Primitive("to_int", _to_int, "int(x), truncating", nondiff=True, elementwise=1,
+                   foldable=True)
+to_float = Primitive("to_float", _to_float, "float(x)", elementwise=1, foldable=True)
 
 
 @bprop(to_float)

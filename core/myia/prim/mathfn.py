@@ -44,13 +44,13 @@ def _binary_impl(np_fn):
 
 
 def unary(name, np_fn, cname, doc):
-    p = Primitive(name, _unary_impl(np_fn), doc)
+    p = Primitive(name, _unary_impl(np_fn), doc, elementwise=1, foldable=True, libm=cname)
     LIBM[p] = (cname, 1)
     return p
 
 
 def binary(name, np_fn, cname, doc):
-    p = Primitive(name, _binary_impl(np_fn), doc)
+    p = Primitive(name, _binary_impl(np_fn), doc, elementwise=2, foldable=True, libm=cname)
     LIBM[p] = (cname, 2)
     return p
 

@@ -1,38 +1,56 @@
 """The `Primitive` class: one object per primitive operation of the IR.
 
-A primitive holds, in one place, every rule about it:
+A primitive holds its name, its reference implementation (`impl`: on Python scalars,
+tuples and NumPy arrays; what the VM runs) and its *traits*, which every layer reads
+instead of keeping lists of names:
 
-    impl      the reference implementation on Python scalars, tuples and NumPy arrays
-              (what the VM runs);
-    bprop     its reverse-mode rule, a function written in the Python subset
-              (`@bprop(p)` right after the definition; parsed like user code);
-    jvp       its forward-mode rule, also in the subset (`@jvp(p)`);
-    jet       its Taylor-mode rule (`@jet(p)`): a Python function that builds the
-              truncated series of the output from those of the inputs (myia.prim.series);
-              `jet(p)(linear_in(i, ...))` for a primitive linear in inputs i (the others
-              static: shapes, axes, keys), `jet(p)(PIECEWISE_LINEAR)` for one that is
-              linear near every point (abs, max), whose k-th coefficient is its jvp;
-    infer     its type/shape rule (`@infer(p)`, added by the inference layer);
-    lowerings {backend name: rule}, filled in by each backend.
+    nondiff       its derivative is zero (comparison, integer or shape operation): it
+                  gets a bprop that returns zeros of its inputs' structure;
+    elementwise   n > 0 for an operation applied element by element, with NumPy's
+                  broadcasting, to its first n inputs (the others are static: a dtype);
+                  the backends fuse such operations into one loop, inference types them
+                  by NumPy's promotion unless a rule says otherwise;
+    commutative   f(x, y) is f(y, x), bit for bit (not maximum: of -0.0 and 0.0 it
+                  returns the first): common subexpressions match both orders, and the
+                  pictures give its inputs no ports;
+    foldable      pure and cheap: computed when compiling where every input is known
+                  (by inference, and by the optimizer's constant folding);
+    effect        never folded, never removed (assert);
+    libm          the C math library's name of the function (sin, atan2), which each
+                  backend calls: a primitive with it needs no lowering of its own.
 
-Asking for a rule a primitive lacks is an error that names the primitive and the rule.
+Its rules are registered next to it and kept in tables keyed by the primitive object:
+`@bprop(p)`, `@jvp(p)` (functions written in the Python subset) and `@jet(p)` (a
+Taylor rule: myia.prim.series) here in `p.rules`; its inference rule in
+`myia.infer.rules.RULES` (a default for elementwise primitives); each backend's
+lowering in that backend's table (`myia.backend.llvm.lower.RULES`, the CuPy `ImplTable`).
+tests/prim/test_completeness.py lists what each primitive has and fails naming what is
+missing.  Asking for a rule a primitive lacks is an error that names the primitive and
+the rule.
 """
 
 _registry = {}
 
 
 class Primitive:
-    __slots__ = ("name", "impl", "doc", "nondiff", "rules", "__weakref__")
+    __slots__ = ("name", "impl", "doc", "nondiff", "elementwise", "commutative", "foldable",
+                 "effect", "libm", "rules", "__weakref__")
 
-    def __init__(self, name, impl, doc="", nondiff=False):
+    def __init__(self, name, impl, doc="", nondiff=False, *, elementwise=0,
+                 commutative=False, foldable=False, effect=False, libm=None):
         if name in _registry:
             raise ValueError(f"primitive {name!r} is defined twice")
+        if effect and foldable:
+            raise ValueError(f"primitive {name!r}: an effect cannot be folded")
         self.name = name
         self.impl = impl
         self.doc = doc
-        # A non-differentiable primitive (comparison, integer or shape operation)
-        # gets a bprop that returns zeros of its inputs' structure.
         self.nondiff = nondiff
+        self.elementwise = elementwise
+        self.commutative = commutative
+        self.foldable = foldable
+        self.effect = effect
+        self.libm = libm
         self.rules = {}
         _registry[name] = self
 
@@ -44,7 +62,7 @@ class Primitive:
         return self.impl(*args)
 
     def rule(self, kind):
-        """The rule `kind` ('bprop', 'jvp', 'infer', 'llvm', ...) or a clear error."""
+        """The rule `kind` ('bprop', 'jvp', 'jet') or a clear error."""
         try:
             return self.rules[kind]
         except KeyError:
@@ -103,8 +121,6 @@ def linear_in(*indices):
 #: the Taylor rule of a primitive that is linear near every point (abs, maximum, mod):
 #: the k-th coefficient is its jvp at the values, with the k-th coefficients as tangents
 PIECEWISE_LINEAR = ("piecewise linear", None)
-#: `@infer(p)`: the inference rule of `p` (see myia.infer).
-infer = _register("infer")
 
 
 def compile_time(fn):
@@ -120,7 +136,3 @@ def compile_time(fn):
     p.rules["compile_time"] = True
     return p
 
-
-def lowering(backend, prim):
-    """`@lowering("llvm", p)`: register `p`'s lowering for a backend."""
-    return _register(backend)(prim)

@@ -41,9 +41,9 @@ def _dtype(x):
     return "float64"
 
 
-shape = Primitive("shape", lambda x: tuple(np.shape(x)), "x.shape", nondiff=True)
-ndim = Primitive("ndim", lambda x: np.ndim(x), "x.ndim", nondiff=True)
-dtype = Primitive("dtype", _dtype, "the dtype name of x", nondiff=True)
+shape = Primitive("shape", lambda x: tuple(np.shape(x)), "x.shape", nondiff=True, foldable=True)
+ndim = Primitive("ndim", lambda x: np.ndim(x), "x.ndim", nondiff=True, foldable=True)
+dtype = Primitive("dtype", _dtype, "the dtype name of x", nondiff=True, foldable=True)
 
 
 def _axes(axis, rank):
@@ -73,11 +73,14 @@ def _inverse_axes(axes):
 
 
 reduced_size = Primitive("reduced_size", _reduced_size,
-                         "how many elements a reduction over axis combines", nondiff=True)
+                         "how many elements a reduction over axis combines", nondiff=True,
+                         foldable=True)
 reduced_shape = Primitive("reduced_shape", _reduced_shape,
-                          "the shape of a reduction over axis with keepdims", nondiff=True)
+                          "the shape of a reduction over axis with keepdims", nondiff=True,
+                          foldable=True)
 inverse_axes = Primitive("inverse_axes", _inverse_axes,
-                         "the permutation that undoes transpose(x, axes)", nondiff=True)
+                         "the permutation that undoes transpose(x, axes)", nondiff=True,
+                         foldable=True)
 
 
 # ---- creation ---------------------------------------------------------------------
@@ -161,7 +164,7 @@ def _reshape(x, shp):
         raise MyiaShapeError(f"cannot reshape an array of shape {x.shape} into shape {shp}") from None
 
 
-reshape = Primitive("reshape", _reshape, "x.reshape(shape)")
+reshape = Primitive("reshape", _reshape, "x.reshape(shape)", foldable=True)
 
 
 @bprop(reshape)
@@ -184,7 +187,8 @@ def _transpose(x, axes):
     return np.transpose(x, axes)
 
 
-transpose = Primitive("transpose", _transpose, "np.transpose(x, axes); axes None reverses")
+transpose = Primitive("transpose", _transpose, "np.transpose(x, axes); axes None reverses",
+                      foldable=True)
 
 
 @bprop(transpose)
@@ -304,7 +308,7 @@ def _astype(x, dt):
         else x.astype(DTYPES[dt])
 
 
-astype = Primitive("astype", _astype, "x.astype(dtype)")
+astype = Primitive("astype", _astype, "x.astype(dtype)", elementwise=1)
 
 
 @bprop(astype)

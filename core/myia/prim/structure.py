@@ -31,7 +31,7 @@ jet(switch)(linear_in(1, 2))
 
 
 # make_tuple takes any number of inputs: its bprop is built per arity by myia.ad.
-make_tuple = Primitive("make_tuple", lambda *xs: xs, "(x, y, ...)")
+make_tuple = Primitive("make_tuple", lambda *xs: xs, "(x, y, ...)", foldable=True)
 jet(make_tuple)(linear_in())  # the tuple of the inputs' coefficients
 
 
@@ -53,10 +53,11 @@ def _tuple_setitem(t, i, v):
     return same_container(t, t[:i] + (v,) + t[i + 1:] if i != -1 else t[:-1] + (v,))
 
 
-tuple_getitem = Primitive("tuple_getitem", _tuple_getitem, "t[i] for a constant i")
-tuple_setitem = Primitive("tuple_setitem", _tuple_setitem, "t with element i replaced by v")
-tuple_tail = Primitive("tuple_tail", lambda t: t[1:], "t[1:]")
-tuple_cons = Primitive("tuple_cons", lambda h, t: (h, *t), "(h, *t)")
+tuple_getitem = Primitive("tuple_getitem", _tuple_getitem, "t[i] for a constant i", foldable=True)
+tuple_setitem = Primitive("tuple_setitem", _tuple_setitem, "t with element i replaced by v",
+                          foldable=True)
+tuple_tail = Primitive("tuple_tail", lambda t: t[1:], "t[1:]", foldable=True)
+tuple_cons = Primitive("tuple_cons", lambda h, t: (h, *t), "(h, *t)", foldable=True)
 
 
 @bprop(tuple_getitem)
@@ -148,7 +149,7 @@ def _getitem_grad(x, index, d):
     return out
 
 
-getitem = Primitive("getitem", _getitem, "x[index] for a tuple or an array")
+getitem = Primitive("getitem", _getitem, "x[index] for a tuple or an array", foldable=True)
 getitem_grad = Primitive("getitem_grad", _getitem_grad,
                          "zeros like x, with the sensitivity d added at index")
 
@@ -215,6 +216,6 @@ def _len(x):
 
 
 make_slice = Primitive("make_slice", lambda a, b, c: slice(a, b, c), "slice(start, stop, step)",
-                       nondiff=True)
-len_ = Primitive("len", _len, "len(x) of a tuple or an array", nondiff=True)
-assert_ = Primitive("assert", _assert, "raise if cond is false", nondiff=True)
+                       nondiff=True, foldable=True)
+len_ = Primitive("len", _len, "len(x) of a tuple or an array", nondiff=True, foldable=True)
+assert_ = Primitive("assert", _assert, "raise if cond is false", nondiff=True, effect=True)

@@ -21,10 +21,6 @@ import os
 from ..ir import Apply, Constant, Graph, manage
 from ..ir.print import Namer, format_value
 
-# Primitives whose two arguments may be swapped: their data edges need no position.
-COMMUTATIVE = frozenset({
-    "add", "mul", "gadd", "eq", "ne", "maximum", "minimum", "env_add",
-})
 
 MAX_CONSTANT_CHARS = 18
 MAX_TYPE_CHARS = 28
@@ -588,7 +584,9 @@ class _Tracer:
         folded = any(s != "·" for s in shown)
         label = f"{name}({', '.join(shown)})" if folded else name
         ambiguous = len(node_positions) > 1 and not (
-            name in COMMUTATIVE and len(node_positions) == 2)
+            # (the arguments of a commutative primitive need no positions)
+            getattr(fn.value if isinstance(fn, Constant) else None, "commutative", False)
+            and len(node_positions) == 2)
         # a folded node shows the name its users' labels call it by
         var = node.name or (self.short_name(node) if node in self.fold else None)
         item = self.add(c, Item(nid, "apply", label, self.typ(node),

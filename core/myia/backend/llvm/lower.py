@@ -68,7 +68,7 @@ def rule(*prims):
     """`@rule(P.add, P.sub)`: def lower(fl, node, args, types, out) -> value.
 
     `args` are the LLVM values of the inputs, `types` their LTypes, `out` the LType of
-    the result.  Also registered as the primitive's "llvm" lowering."""
+    the result."""
 
     def deco(fn):
         for p in prims:
@@ -76,8 +76,6 @@ def rule(*prims):
                 raise AssertionError(f"{p.name} has two LLVM lowerings: "
                                      f"{RULES[p.name].__name__} and {fn.__name__}")
             RULES[p.name] = fn
-            if "llvm" not in p.rules:
-                p.rules["llvm"] = fn
         return fn
 
     return deco

@@ -36,10 +36,9 @@ import numpy as np
 
 from ...errors import MyiaOverflowError, MyiaShapeError, MyiaValueError
 from ...ir import Apply, Constant
-from ...prim import Primitive
+from ...prim import Primitive, all_primitives
 from ...prim import ops as P
 from ...prim.arith import NEGATIVE_POWER_ARRAY
-from ...prim.mathfn import LIBM
 from ...prim.shape import MAX_BYTES, NEGATIVE_DIMS, TOO_BIG
 from .cg import NULL, _known_int, const_ptr, for_range, i32, i64, outlined, runtime_fn
 from .lower import backend_error, coerce, rule
@@ -48,14 +47,11 @@ from .ops_scalar import (FLOATS, cast, const_like, ew_binary, ew_unary, ew_where
                          splat)
 from .runtime import F32, F64, I1, I8, I32, I64, PTR, declare
 
-EW_UNARY = {"neg", "abs", "sign", "floor", "ceil", "trunc", "rint", "not", "invert",
-            "to_float", "to_int", "astype"} | {
-    p.name for p, (_, n) in LIBM.items() if n == 1}
-EW_BINARY = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "maximum", "minimum",
-             "fmax", "fmin", "eq", "ne", "lt", "le", "gt", "ge", "gadd", "bitwise_and", "bitwise_or",
-             "bitwise_xor"} | {
-    p.name for p, (_, n) in LIBM.items() if n == 2}
-EW_ALL = EW_UNARY | EW_BINARY | {"where"}
+# The elementwise operations, from the primitives' `elementwise` trait (its arity);
+# `gadd` adds sensitivities of any structure, so it has no trait, but on arrays it is `add`.
+EW_UNARY = {p.name for p in all_primitives().values() if p.elementwise == 1}
+EW_BINARY = {p.name for p in all_primitives().values() if p.elementwise == 2} | {"gadd"}
+EW_ALL = EW_UNARY | EW_BINARY | {p.name for p in all_primitives().values() if p.elementwise == 3}
 REDUCERS = {"reduce_sum", "reduce_max"}
 
 
@@ -772,7 +768,7 @@ def _calls_libm(tree):
                                      any(_calls_libm(c) for c in tree.children))
 
 
-LIBM_NAMES = {p.name for p in LIBM}
+LIBM_NAMES = {p.name for p in all_primitives().values() if p.libm}
 
 
 def emit_accumulate(fl, tree, in_shape, out, out_t, out_eff, kind, node):

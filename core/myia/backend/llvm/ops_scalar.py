@@ -17,6 +17,7 @@ NumPy's do.
 import llvmlite.ir as ir
 
 from ...errors import MyiaOverflowError, MyiaValueError
+from ...prim import all_primitives
 from ...prim import ops as P
 from ...prim.arith import NEGATIVE_POWER, OVERFLOW, ROUNDING
 from ...prim.logic import BITWISE, TO_INT_NAN, TO_INT_RANGE
@@ -699,14 +700,12 @@ def _static_or_tuple_compare(fl, node, args, types, name):
     raise backend_error(f"{name} of {a} and {c}", node)
 
 
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "maximum", "minimum",
-              "fmax", "fmin", "eq", "ne", "lt", "le", "gt", "ge", "neg", "abs", "sign", "floor",
-              "ceil", "trunc", "rint", "not"):
-    rule(getattr(P, _name if _name != "not" else "not_"))(_elementwise_rule(_name))
-for _p in LIBM:
-    rule(_p)(_elementwise_rule(_p.name))
-for _p in BITWISE:
-    rule(_p)(_elementwise_rule(_p.name))
+# Every elementwise primitive (its `elementwise` trait) lowers through its emitter in
+# UNARY or BINARY; the casts have their own rules below.
+_CASTS = {P.to_float, P.to_int, P.astype}
+for _p in all_primitives().values():
+    if _p.elementwise in (1, 2) and _p not in _CASTS:
+        rule(_p)(_elementwise_rule(_p.name))
 
 
 @rule(P.to_float)
