@@ -465,14 +465,14 @@ def test_passes_and_grad_with_the_optimizer_stage(s):
     r = ok(s, "%ir f --passes 2.0")  # nothing to optimize: drawn once
     assert "no pass changed the program" in r.text() and len(r.displays()) == 1
     assert err(s, "%ir f --passes")["ename"] == "UsageError"  # needs example arguments
-    ok(s, "def g(x, y):\n    a = x * y + 0.0\n    b = x * y\n    return np.sin(a) * b * 1.0")
+    ok(s, "def g(x, y):\n    a = x * y - 0.0\n    b = x * y\n    return np.sin(a) * b * 1.0")
     r = ok(s, "%ir g --passes 2.0 3.0")
     passes = re.findall(r"^(\S.*?): (\d+) -> (\d+) operations \(\d", r.text(), re.M)
     assert passes[:2] == [("simplify #1", "6", "4"), ("cse #1", "4", "3")]
     for (_, _, end), (_, start, _) in zip(passes, passes[1:]):
         assert start == end  # each pass starts where the previous one ended
     # a before/after pair per pass that changed the program: what simplify removed
-    # (x + 0.0, b * 1.0) in red, then what CSE merged (the second x * y)
+    # (x - 0.0, b * 1.0) in red, then what CSE merged (the second x * y)
     svgs = [d["data"]["image/svg+xml"] for d in r.displays()]
     assert len(svgs) == 4
     removed = [svg.count(f'fill="{MARKS["removed"][0]}"') for svg in svgs]

@@ -33,11 +33,30 @@ def getitem_of_make_tuple(node, ctx):
             # variable EFFECTS), until the caller inlines it and the assert shows
             if any(calls(e, P.assert_) or _carries_effects(e) for e in t.inputs[1:]):
                 return None
-            return t.inputs[1 + i.value]
+            k = _position(i.value, len(t.inputs) - 1)
+            return None if k is None else t.inputs[1 + k]
         if calls(t, P.tuple_setitem) and is_const(i) and is_const(t.inputs[2]):
-            if t.inputs[2].value == i.value:
+            n = len(getattr(t.abstract, "elements", ()))
+            k, j = _position(i.value, n), _position(t.inputs[2].value, n)
+            if k is None or j is None:  # (a negative index of a tuple of unknown length)
+                return None
+            if k == j:
                 return t.inputs[3]
-            return node.graph.apply(P.tuple_getitem, t.inputs[1], i, loc=node.loc)
+            new = node.graph.apply(P.tuple_getitem, t.inputs[1], i, loc=node.loc)
+            new.abstract = node.abstract
+            return new
+    return None
+
+
+def _position(i, n):
+    """The position that index `i` (negative: from the end) names in a tuple of `n`
+    elements (n = 0: unknown, only i >= 0 is known), or None."""
+    if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
+        return None
+    if 0 <= i and (n == 0 or i < n):
+        return int(i)
+    if n and -n <= i < 0:
+        return int(i) + n
     return None
 
 
@@ -463,20 +482,11 @@ def Jinv_of_J(node, ctx):
 
 # ---- arithmetic ------------------------------------------------------------------
 
-_PURE_FOLDABLE = {
-    "add", "sub", "mul", "truediv", "neg", "pow", "eq", "ne", "lt", "le", "gt", "ge", "not",
-    "truth", "to_float", "to_int", "make_tuple", "tuple_getitem", "shape", "ndim", "dtype",
-    "reduced_size", "reduced_shape", "inverse_axes", "len", "exp", "log", "sin", "cos",
-    "tanh", "sqrt", "abs", "sign", "maximum", "minimum", "fmax", "fmin", "reshape", "transpose",
-}
-
-
 @rule
 def constant_fold(node, ctx):
     """p(c1, ..., cn) -> c, for a pure primitive p on constants"""
     fn = node.inputs[0]
-    if isinstance(fn, Constant) and isinstance(fn.value, Primitive) \
-            and fn.value.name in _PURE_FOLDABLE:
+    if isinstance(fn, Constant) and isinstance(fn.value, Primitive) and fn.value.foldable:
         args = node.inputs[1:]
         if all(is_const(a) for a in args):
             values = [a.value for a in args]
@@ -518,14 +528,29 @@ def multiply_by_one(node, ctx):
 
 @rule(on=[P.add, P.sub, P.gadd])
 def add_zero(node, ctx):
-    """x + 0 -> x;  0 + x -> x;  x - 0 -> x"""
+    """x + 0 -> x;  0 + x -> x;  x - 0 -> x, for integers; for floats only where IEEE
+    gives x itself, the sign of zero included: x + (-0.0) and x - 0.0 (-0.0 + 0.0 is
+    0.0, not -0.0)"""
     if calls(node, P.add) or calls(node, P.sub) or calls(node, P.gadd):
         _, a, b = node.inputs
-        if is_number(b, 0) and (same_type(a, node) or node.abstract is None):
+        negative = not calls(node, P.sub)  # the zero that leaves x as it is
+        if _neutral_zero(b, node, negative) and same_type(a, node):
             return a
-        if not calls(node, P.sub) and is_number(a, 0) and (same_type(b, node) or node.abstract is None):
+        if negative and _neutral_zero(a, node, True) and same_type(b, node):
             return b
     return None
+
+
+def _neutral_zero(z, node, negative):
+    """Is `z` a zero that adding (negative=True) or subtracting leaves a value of
+    `node`'s type unchanged?"""
+    if not is_number(z, 0):
+        return False
+    dtype = getattr(node.abstract, "dtype", None)
+    if dtype in ("int64", "bool"):
+        return True
+    return dtype in ("float64", "float32") and isinstance(z.value, (float, np.floating)) \
+        and bool(np.signbit(z.value)) == negative
 
 
 @rule(on=[P.differentiable, P.range_bound])
@@ -539,9 +564,11 @@ def guard_checked(node, ctx):
 
 @rule(on=[P.neg])
 def double_negation(node, ctx):
-    """-(-x) -> x"""
+    """-(-x) -> x, when x has the result's type (-(-b) of a bool b is an int)"""
     if calls(node, P.neg) and calls(node.inputs[1], P.neg):
-        return node.inputs[1].inputs[1]
+        x = node.inputs[1].inputs[1]
+        if same_type(x, node):
+            return x
     return None
 
 
@@ -580,15 +607,13 @@ def reshape_to_same_shape(node, ctx):
     return None
 
 
-_ELEMENTWISE = {"add", "sub", "mul", "truediv", "maximum", "minimum", "fmax", "fmin", "pow"}
-
-
 @rule
 def implicit_broadcast(node, ctx):
-    """broadcast_to(x, s) op y -> x op y, when the result has shape s anyway"""
+    """broadcast_to(x, s) op y -> x op y, for an elementwise op, when the result has
+    shape s anyway"""
     fn = node.inputs[0]
     if isinstance(fn, Constant) and isinstance(fn.value, Primitive) \
-            and fn.value.name in _ELEMENTWISE and node.abstract is not None:
+            and fn.value.elementwise == 2 and node.abstract is not None:
         _, a, b = node.inputs
         for i, (this, other) in enumerate(((a, b), (b, a))):
             if calls(this, P.broadcast_to) and same_type(other, node):
@@ -602,14 +627,17 @@ def implicit_broadcast(node, ctx):
 
 @rule
 def broadcast_outward(node, ctx):
-    """broadcast_to(x, s) op c -> broadcast_to(x op c, s), for a scalar constant c"""
+    """broadcast_to(x, s) op c -> broadcast_to(x op c, s), for an elementwise op and a
+    scalar constant c, when x op c has x's dtype (an int array times 2.5 does not)"""
     fn = node.inputs[0]
     if isinstance(fn, Constant) and isinstance(fn.value, Primitive) \
-            and fn.value.name in _ELEMENTWISE and node.abstract is not None:
+            and fn.value.elementwise == 2 and node.abstract is not None:
         _, a, b = node.inputs
         for i, (this, other) in enumerate(((a, b), (b, a))):
             if calls(this, P.broadcast_to) and is_const(other) and np.ndim(other.value) == 0 \
-                    and this.inputs[1].abstract is not None:
+                    and this.inputs[1].abstract is not None \
+                    and getattr(this.inputs[1].abstract, "dtype", None) \
+                    == getattr(node.abstract, "dtype", 0):
                 inputs = list(node.inputs)
                 inputs[1 + i] = this.inputs[1]
                 inner = Apply(node.graph, inputs, node.loc)
@@ -638,10 +666,11 @@ def gadd_to_add(node, ctx):
 
 @rule(on=[P.unbroadcast])
 def unbroadcast_same_shape(node, ctx):
-    """unbroadcast(d, x) -> d, when d already has x's type and shape"""
+    """unbroadcast(d, x) -> d, when d already has x's type and shape and x is a float
+    (the sensitivity of an integer is 0)"""
     if calls(node, P.unbroadcast):
         _, d, x = node.inputs
-        if same_type(d, node):
+        if same_type(d, node) and getattr(x.abstract, "dtype", None) in ("float64", "float32"):
             return d
     return None
 
@@ -690,7 +719,7 @@ def env_getitem_of_switch(node, ctx):
 
 
 #: cheap scalar operations that cannot fail, worth computing in the forward pass
-_RESIDUAL_OPS = {"sin", "cos", "exp", "tanh", "neg", "add", "sub", "mul"}
+_RESIDUAL_OPS = {P.sin, P.cos, P.exp, P.tanh, P.neg, P.add, P.sub, P.mul}
 
 
 @rule
@@ -703,7 +732,7 @@ def hoist_residual(node, ctx):
         return None
     fn = node.inputs[0]
     if not (isinstance(fn, Constant) and isinstance(fn.value, Primitive)
-            and fn.value.name in _RESIDUAL_OPS):
+            and fn.value in _RESIDUAL_OPS):
         return None
     owner = None
     for a in node.inputs[1:]:
