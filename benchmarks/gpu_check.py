@@ -93,11 +93,10 @@ def count_device_ops(backend):
 def benchmark(cp, emulated=False):
     import myia
     from myia.backend.cupy import CupyBackend
-    from myia.pipeline import to_graph
+    from myia.pipeline import optimized_program
 
     vg = myia.value_and_grad(mlp_loss, argnums=(0, 1, 2, 3))
-    graph = to_graph(vg)
-    backend = CupyBackend(xp=cp if emulated else None)
+    backend = CupyBackend(optimized_program, xp=cp if emulated else None)
     ops = count_device_ops(backend)
     sync = (lambda: None) if emulated else cp.cuda.Device().synchronize
     rng = np.random.default_rng(0)
@@ -110,7 +109,7 @@ def benchmark(cp, emulated=False):
                  (batch, n_out)]]
         args = tuple(cp.asarray(a) for a in host)
         t0 = time.perf_counter()
-        ours = backend(graph, args)
+        ours = backend.run(vg, args)
         sync()
         compile_s = time.perf_counter() - t0
         theirs = hand_step(cp, *args)
@@ -120,12 +119,12 @@ def benchmark(cp, emulated=False):
         # kernels per step
         before = backend.stats["launches"]
         ops.clear()
-        backend(graph, args)
+        backend.run(vg, args)
         fused = backend.stats["launches"] - before
         step_ops = dict(ops)
         matmuls = step_ops.get("dot", 0)
         other = sum(n for name, n in step_ops.items() if name not in NO_KERNEL and name != "dot")
-        t_ours = median_ms(lambda: backend(graph, args), REPS[batch], sync)
+        t_ours = median_ms(lambda: backend.run(vg, args), REPS[batch], sync)
         t_hand = median_ms(lambda: hand_step(cp, *args), REPS[batch], sync)
         ratio = t_ours / t_hand
         print(f"batch {batch:5d}: myia {t_ours:8.3f} ms   hand-written CuPy {t_hand:8.3f} ms   "

@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 import myia
+from myia.backend import BACKENDS, backend_problem
 from myia.errors import MyiaBackendError, MyiaError
 
 LINE_MAGICS = {}
@@ -433,34 +434,6 @@ def _show_passes(session, fn, name, args):
               title=f"after {st.name}")
 
 
-BACKENDS = ("vm", "llvm", "cupy")
-
-
-def backend_status(name):
-    """None if the backend can run here, else why not."""
-    import importlib
-
-    if name not in BACKENDS:
-        return f"there is no backend {name!r} (choose one of {', '.join(BACKENDS)})"
-    if name == "vm":
-        return None
-    try:
-        importlib.import_module(f"myia.backend.{name}")
-    except ImportError as e:
-        if getattr(e, "name", "") == f"myia.backend.{name}":
-            return f"the {name} backend is not part of this build of Myia yet"
-        return f"the {name} backend cannot load: {e}"
-    if name == "cupy":
-        try:
-            import cupy
-
-            if not cupy.cuda.is_available():
-                return "CuPy finds no CUDA device on this machine"
-        except Exception as e:  # noqa: BLE001
-            return f"CuPy is not usable here: {e}"
-    return None
-
-
 @line_magic("backend")
 def magic_backend(session, line):
     """%backend [vm|llvm|cupy]: show or choose the backend that runs compiled code.
@@ -473,13 +446,13 @@ def magic_backend(session, line):
     if not name:
         rows = []
         for b in BACKENDS:
-            why = backend_status(b)
+            why = backend_problem(b)
             mark = "*" if b == session.backend else " "
             state = "available" if why is None else f"unavailable: {why}"
             rows.append(f" {mark} {b:<5} {state}")
         session.print("backends (* = current):\n" + "\n".join(rows))
         return
-    why = backend_status(name)
+    why = backend_problem(name)
     if why is not None:
         raise MyiaBackendError(f"cannot use the backend {name!r}: {why}",
                                hint=f"stay on {session.backend!r}, or `%backend vm`")

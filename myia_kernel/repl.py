@@ -20,6 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from myia.backend import BACKENDS
+
 from . import __version__
 from .session import Session
 
@@ -245,7 +247,7 @@ def main(argv=None):
                                 description="The Myia REPL: a session of compiled functions.")
     p.add_argument("--out", metavar="DIR",
                    help="where drawings are written (default: a new temporary folder)")
-    p.add_argument("--backend", choices=("vm", "llvm", "cupy"),
+    p.add_argument("--backend", choices=BACKENDS,
                    help="the backend to start with (default: $MYIA_BACKEND, else llvm)")
     p.add_argument("--history", metavar="FILE", help=f"history file (default {HISTORY_FILE})")
     args = p.parse_args(argv)

@@ -274,12 +274,10 @@ def scalarized(fn, n, pair=False):
 def llvm_ir(fn, *args):
     """The LLVM IR (after O3) that the llvm backend makes of `fn` for these arguments."""
     from myia.backend.llvm.dispatch import compile_program
-    from myia.infer import signature_of, specialize
-    from myia.opt import optimize
-    from myia.pipeline import to_graph
+    from myia.infer import signature_of
+    from myia.pipeline import optimized_program
 
-    g = specialize(to_graph(fn), list(signature_of(args)))
-    optimize(g)
+    g = optimized_program(fn, signature_of(args))
     dump = {}
     compile_program(g, dump=dump)
     return dump["optimized"]

@@ -33,6 +33,7 @@ same in native code (myia.backend.llvm.wrapper).
 import numpy as np
 
 from .errors import MyiaOverflowError, MyiaTypeError
+from .prim.containers import same_container
 
 DTYPES = ("bool", "int64", "float32", "float64")
 _INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -174,3 +175,16 @@ def _nearest(dtype):
     if dtype.kind == "b":
         return "bool_"
     return "float64"
+
+
+def fresh(result, arrays):
+    """`result` with each of its arrays that shares memory with one of `arrays` (the
+    arguments) or with a constant of the program (read-only: see
+    myia.parser.resolve.snapshot) copied: a result is a new array on every backend, as
+    in JAX (`np.copy(x)`, `x * 1.0` and a global `W` returned are not x or W)."""
+    if isinstance(result, tuple):
+        return same_container(result, [fresh(r, arrays) for r in result])
+    if isinstance(result, np.ndarray) and (
+            not result.flags.writeable or any(np.may_share_memory(result, a) for a in arrays)):
+        return result.copy()
+    return result

@@ -15,12 +15,12 @@ import math
 
 import numpy as np
 
-from .backend.vm import VM, Closure
+from .backend import make_backend
+from .backend.vm import VM
 from .errors import MyiaError, MyiaTypeError
 from .gc_pause import gc_paused
 from .ir import Graph, manage
 from .ir.print import format_graphs
-from .prim.containers import same_container
 from . import progress
 
 STAGES = ("parsed", "typed", "optimized")
@@ -165,23 +165,19 @@ class IRView:
 
 
 class Pipeline:
+    """The stages of one backend's programs: `stage` shows a program at a stage,
+    `run` runs it.  Every backend runs the program the "optimized" stage shows
+    (`optimized_program`); the VM, for a program that returns a function (vjp's
+    backpropagator), the typed one (`vm_program`).  The cupy backend raises
+    MyiaBackendError where there is no GPU."""
+
     def __init__(self, backend="vm"):
         self.backend = backend
-        self.vm = VM()
-        # ---- backend "cupy" (myia.backend.cupy): raises MyiaBackendError without a GPU
-        self.cupy = None
-        if backend == "cupy":
-            from .backend.cupy import CupyBackend
-
-            self.cupy = CupyBackend()
-            self.vm = self.cupy.vm
-        # ---- backend "llvm" (myia.backend.llvm): native code, compiled per signature
-        self.llvm = None
-        if backend == "llvm":
-            from .backend.llvm import LLVMBackend
-
-            # compiles the program the "optimized" stage shows (myia.ir, %ir)
-            self.llvm = LLVMBackend(specialize=self._native_program)
+        self.impl = make_backend(backend, vm_program if backend == "vm" else optimized_program)
+        # the VM that runs function values handed to Python (vjp's backpropagator)
+        self.vm = getattr(self.impl, "vm", None) or VM()
+        self.llvm = self.impl if backend == "llvm" else None
+        self.cupy = self.impl if backend == "cupy" else None
 
     def stage(self, fn, args, name):
         from .infer import signature_of
@@ -210,9 +206,6 @@ class Pipeline:
 
         return optimized_for(fn, signature_of(args))
 
-    def _native_program(self, fn, args):
-        return self.optimized(fn, args)[0]
-
     def specialize(self, fn, args):
         """The graph of `fn` specialized (typed) for arguments like `args` (types and
         shapes, not values: f(2.0) and f(3.0) share one)."""
@@ -222,26 +215,24 @@ class Pipeline:
 
     def run(self, fn, args, kwargs):
         """fn(*args, **kwargs) on this backend (keywords bound to positions first)."""
-        if self.llvm is not None and not kwargs:  # the LLVM backend's fast path
-            return self.llvm.run(fn, args)
         if kwargs:
-            return self.run(fn, bind_keywords(fn, args, kwargs), {})
-        from .arguments import entry_values, exit_value, internal_values
+            args = bind_keywords(fn, args, kwargs)
+        return self.impl.run(fn, args)
 
-        args = entry_values(args)
-        if self.cupy is not None:  # arguments may be CuPy arrays; see myia.backend.cupy
-            return self.cupy(to_graph(fn), args)
-        # the program the optimizer made, as on every backend: AD's symbolic zeros vanish
-        # at compile time (type errors appear before anything runs); but a function
-        # handed to Python (vjp's backpropagator) is the typed one: the optimizer leaves
-        # a closure nothing calls inside the program untyped
-        graph = self.specialize(fn, args)
-        if not returns_function(graph):
-            graph = self.optimized(fn, args)[0]
-        values = internal_values(args)
-        result = self.vm.call(Closure(graph, None), values)
-        result = fresh(result, [a for a in values if isinstance(a, np.ndarray)])
-        return exit_value(result, graph.flags.get("result"))  # (lists and dicts)
+
+def optimized_program(fn, signature):
+    """The program every backend runs: the optimized graph of `fn` for `signature`.
+    AD's symbolic zeros vanish at compile time, and type errors appear before anything
+    runs."""
+    return optimized_for(fn, signature)[0]
+
+
+def vm_program(fn, signature):
+    """The program the VM runs: the optimized one, but for a program that returns a
+    function (vjp's backpropagator, handed to Python) the typed one: the optimizer
+    leaves a closure nothing calls inside the program untyped."""
+    typed = specialized_for(fn, signature)
+    return typed if returns_function(typed) else optimized_for(fn, signature)[0]
 
 
 def returns_function(typed):
@@ -257,19 +248,6 @@ def returns_function(typed):
     if out.abstract is None and out.is_constant(Graph):  # `f = lambda x: ...`
         return True
     return holds(out.abstract)
-
-
-def fresh(result, arrays):
-    """`result` with each of its arrays that shares memory with one of `arrays` (the
-    arguments) or with a constant of the program (read-only: see
-    myia.parser.resolve.snapshot) copied: a result is a new array on every backend, as
-    in JAX (`np.copy(x)`, `x * 1.0` and a global `W` returned are not x or W)."""
-    if isinstance(result, tuple):
-        return same_container(result, [fresh(r, arrays) for r in result])
-    if isinstance(result, np.ndarray) and (
-            not result.flags.writeable or any(np.may_share_memory(result, a) for a in arrays)):
-        return result.copy()
-    return result
 
 
 def specialized_for(fn, signature):

@@ -14,13 +14,14 @@ import pytest
 
 import myia
 from myia.backend.llvm import LLVMBackend, dispatch
-from myia.pipeline import to_graph
+from myia.pipeline import optimized_program
 
 from ..helpers import numerical_grad
 
 
 def compiled_on_llvm(fn, *args):
-    return dispatch.compile_program(LLVMBackend().typed_program(to_graph(fn), args))
+    backend = LLVMBackend(optimized_program)
+    return backend.compile(backend.typed_program(fn, args))
 
 
 def scaled_powers(x, n):
@@ -34,13 +35,14 @@ def scaled_powers(x, n):
     return s
 
 
-def array_iterates(x):
+def array_iterates(x, n):
     # the loop carries an array and a tuple: their sensitivities are stored in the
-    # environments too (arrays are added elementwise when two environments merge)
+    # environments too (arrays are added elementwise when two environments merge);
+    # n is known at run time only, so that the optimizer cannot unroll the loop
     v = np.ones(3) * x
     pair = (x, 2.0 * x)
     i = 0
-    while i < 3:
+    while i < n:
         v = np.tanh(v) * pair[1]
         pair = (pair[1], pair[0] * x)
         i = i + 1
@@ -58,7 +60,7 @@ def pong(x, n):
 CASES = [
     (scaled_powers, (0.7, 4)),
     (scaled_powers, (1.3, 0)),
-    (array_iterates, (0.4,)),
+    (array_iterates, (0.4, 3)),
     (ping, (0.8, 5)),
 ]
 

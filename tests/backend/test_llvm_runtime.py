@@ -242,13 +242,14 @@ def check_positive(x):
 
 
 def test_failed_assert_in_the_backend():
+    # the typed program, not optimized: the assert reaches the backend as written
     from myia.backend.llvm import LLVMBackend
-    from myia.pipeline import to_graph
+    from myia.pipeline import specialized_for
 
-    run = LLVMBackend(optimize=False)
-    assert run(to_graph(check_positive), (2.0,)) == 2.0
+    backend = LLVMBackend(specialized_for)
+    assert backend.run(check_positive, (2.0,)) == 2.0
     with pytest.raises(MyiaValueError) as e:
-        run(to_graph(check_positive), (-1.0,))
+        backend.run(check_positive, (-1.0,))
     assert "x must be positive" in str(e.value)
     assert "assert x > 0.0" in str(e.value)
 
@@ -411,17 +412,17 @@ def cubic(x):
 def test_compiled_code_is_cached_by_content(tmp_path, monkeypatch):
     from myia.backend.llvm import dispatch
     from myia.backend.llvm import LLVMBackend
-    from myia.pipeline import to_graph
+    from myia.pipeline import optimized_program
 
     e = runtime.engine()
     monkeypatch.setattr(e, "disk", ObjectCache(str(tmp_path)))
     monkeypatch.setattr(e, "_memory_cache", {})
-    typed = LLVMBackend().typed_program(to_graph(cubic), (2.0,))
+    typed = LLVMBackend(optimized_program).typed_program(cubic, (2.0,))
     hits = e.cache_hits
     first = dispatch.compile_program(typed)
     assert first(2.0) == 4.0
     assert list(tmp_path.glob("*.o")), "the object file is written to the cache"
     e._memory_cache.clear()  # as in a new process: the object file is loaded
-    second = dispatch.compile_program(LLVMBackend().typed_program(to_graph(cubic), (2.0,)))
+    second = dispatch.compile_program(LLVMBackend(optimized_program).typed_program(cubic, (2.0,)))
     assert e.cache_hits == hits + 1
     assert second(3.0) == 21.0

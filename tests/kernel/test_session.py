@@ -325,13 +325,13 @@ def test_a_session_starts_on_the_default_backend(monkeypatch):
 
 
 def test_backend_magic(s, backend):
-    from myia_kernel.magics import backend_status
+    from myia.backend import backend_problem
 
     text = ok(s, "%backend").text()
     assert f"* {backend}" in text
     e = err(s, "%backend tpu")
     assert e["ename"] == "MyiaBackendError" and "no backend 'tpu'" in e["evalue"]
-    why = backend_status("cupy")
+    why = backend_problem("cupy")
     if why is not None:
         e = err(s, "%backend cupy")
         assert why in e["evalue"]

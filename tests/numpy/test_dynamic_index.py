@@ -343,22 +343,22 @@ def _gather_sum(x, idx, i):
 def test_cupy_backend_on_the_emulator():
     from myia.backend.cupy import CupyBackend
     from myia.backend.cupy.emulator import Emulator, compiler
-    from myia.pipeline import to_graph
+    from myia.pipeline import optimized_program
 
     if compiler() is None:
         pytest.fail("the emulator needs a C++ compiler (g++): apt-get install g++")
-    b = CupyBackend(xp=Emulator())
+    b = CupyBackend(optimized_program, xp=Emulator())
     x, idx = cases_dynamic.X, np.array([[1, 3], [1, -1]])
     for fn in (_gather_sum, myia.grad(_gather_sum)):
         before = b.stats["host_fallback"]
-        got = b(to_graph(fn), (x, idx, 2), to_numpy=True)
+        got = b.run(fn, (x, idx, 2), to_numpy=True)
         want = myia.compile(fn, backend="vm")(x, idx, 2)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
         assert b.stats["host_fallback"] == before  # gather and scatter_add ran as kernels
     with pytest.raises(MyiaIndexError, match="index 7 is out of bounds for axis 0 with size 7"):
-        b(to_graph(_gather_sum), (x, np.array([7]), 2))
+        b.run(_gather_sum, (x, np.array([7]), 2))
     with pytest.raises(MyiaSliceBoundsError, match="slice start 6 with length 2"):
-        b(to_graph(_gather_sum), (x, idx, 6))
+        b.run(_gather_sum, (x, idx, 6))
 
 
 def _rows(x, idx):

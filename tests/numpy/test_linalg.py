@@ -141,7 +141,7 @@ def test_batched_products_stay_on_the_device():
     device operations, none on the host."""
     from myia.backend.cupy import CupyBackend
     from myia.backend.cupy.emulator import Emulator, compiler
-    from myia.pipeline import to_graph
+    from myia.pipeline import optimized_program
 
     if compiler() is None:
         pytest.fail("the emulator needs a C++ compiler (g++): apt-get install g++")
@@ -152,8 +152,8 @@ def test_batched_products_stay_on_the_device():
     rng = np.random.default_rng(4)
     args = (rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 4, 5)))
     g = myia.grad(f, (0, 1))
-    b = CupyBackend(xp=Emulator())
-    got = b(to_graph(g), args, to_numpy=True)
+    b = CupyBackend(optimized_program, xp=Emulator())
+    got = b.run(g, args, to_numpy=True)
     assert b.stats["host_fallback"] == 0
     for x, y in zip(got, myia.compile(g, backend="vm")(*args)):
         np.testing.assert_allclose(x, y, rtol=1e-12)

@@ -240,12 +240,12 @@ def on_the_device(x):
 def test_on_the_cupy_emulator_without_leaving_the_device():
     from myia.backend.cupy import CupyBackend
     from myia.backend.cupy.emulator import Emulator, compiler
-    from myia.pipeline import to_graph
+    from myia.pipeline import optimized_program
 
     if compiler() is None:
         pytest.fail("the emulator needs a C++ compiler (g++): apt-get install g++")
-    b = CupyBackend(xp=Emulator())
+    b = CupyBackend(optimized_program, xp=Emulator())
     x = np.random.default_rng(3).standard_normal((3, 4))
-    got = b(to_graph(on_the_device), (x,), to_numpy=True)
+    got = b.run(on_the_device, (x,), to_numpy=True)
     np.testing.assert_allclose(got, on_the_device(x), rtol=1e-12)
     assert b.stats["host_fallback"] == 0

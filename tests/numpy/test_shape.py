@@ -268,12 +268,12 @@ def joined(x, y):
 def test_concatenate_and_split_stay_on_the_device():
     from myia.backend.cupy import CupyBackend, to_numpy
     from myia.backend.cupy.emulator import Emulator
-    from myia.pipeline import to_graph
+    from myia.pipeline import optimized_program
 
-    b = CupyBackend(xp=Emulator())
+    b = CupyBackend(optimized_program, xp=Emulator())
     g = myia.grad(joined, (0, 1))
     args = (np.arange(6.0).reshape(2, 3), np.arange(4.0).reshape(2, 2) - 1.5)
-    got = to_numpy(b(to_graph(g), args))
+    got = to_numpy(b.run(g, args))
     assert b.stats["host_fallback:concatenate"] == b.stats["host_fallback:split"] == 0
     want = myia.compile(g, backend="vm")(*args)
     for u, v in zip(got, want):

@@ -47,6 +47,10 @@ class GraphManager:
                                        hint.walks if edited is not None else None, edited)
         return self._state
 
+    def __contains__(self, graph):
+        """Is `graph` reachable from the roots?"""
+        return graph in self._s.nodes
+
     @property
     def graphs(self):
         """Every graph reachable from the roots, in discovery order."""

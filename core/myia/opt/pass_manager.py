@@ -108,7 +108,7 @@ class Context:
 
     def knows(self, graph):
         """False for a graph made during this sweep (it is seen at the next one)."""
-        return graph in self.mng._s.nodes
+        return graph in self.mng
 
     def is_recursive(self, graph):
         """True if `graph` can call itself (directly or through other graphs)."""

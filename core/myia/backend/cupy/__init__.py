@@ -6,8 +6,8 @@
     kernels    `FusedKernel`: a group as a callable value; CuPy kernel objects, cached
                per source and signature
     impls      every primitive on device arrays (cuBLAS for dot), device scalars
-    executor   `CupyBackend`: specialize, optimize, fuse, run on the VM (control flow
-               and scalars on the host), cached per argument types
+    executor   `CupyBackend`: the pipeline's optimized program, fused, run on the VM
+               (control flow and scalars on the host), cached per argument types
     device     finding CuPy and a CUDA device; the errors when there is none
     emulator   a CPU stand-in for CuPy that runs the generated CUDA C compiled by the
                host's C++ compiler (tests and debugging without a GPU)
@@ -28,13 +28,13 @@ from .fusion import FusionPlan, Group, fusion_plan
 def plan_for(fn, *args, fuse=True):
     """The fusion plan of `fn` (a subset function or a transformed one, e.g.
     `myia.value_and_grad(f)`) specialized for `args`: pure data, no GPU needed."""
-    from ...infer import signature_of, specialize
-    from ...opt import optimize
-    from ...pipeline import to_graph
+    from ...infer import signature_of
+    from ...ir import clone_many, manage
+    from ...pipeline import optimized_for
     from .fusion import remove_aliases
 
-    typed = specialize(to_graph(fn), list(signature_of(args)))
-    optimize(typed)
+    typed = optimized_for(fn, signature_of(args))[0]
+    typed = clone_many(manage(typed).graphs)[typed]  # the pipeline's is shared
     remove_aliases(typed)
     return fusion_plan(typed)
 

@@ -3,7 +3,8 @@ machines without a GPU.
 
     from myia.backend.cupy import CupyBackend
     from myia.backend.cupy.emulator import Emulator
-    backend = CupyBackend(xp=Emulator())
+    from myia.pipeline import optimized_program
+    backend = CupyBackend(optimized_program, xp=Emulator())
 
 Arrays are `EmulatedArray`s: NumPy arrays behind the same narrow interface as CuPy's
 (`get()`, arithmetic, `reshape`, `astype`, indexing), refusing implicit conversion to

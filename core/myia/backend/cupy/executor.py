@@ -1,11 +1,13 @@
 """Running typed programs with their arrays on the GPU.
 
-`CupyBackend(graph, args)`: specializes `graph` for the arguments' types, optimizes
-it, removes the aliases (reshapes to the same shape...), fuses its elementwise
-groups (see `fusion`) and runs it on `CupyVM`: the reference VM (frames, closures,
-calls, loops as tail calls: control flow on the host) with the device table of
-`impls` for its primitives and the `FusedKernel`s as values it calls.  Programs are
-cached per graph and argument types (shapes included).
+`CupyBackend(program).run(fn, args)`: takes the program every backend runs, the
+pipeline's optimized program of `fn` (a function, a transform such as `grad(f)`, or a
+graph) for the arguments' types (`program(fn, signature)`: see myia.backend), copies it, removes the aliases
+(reshapes to the same shape...), fuses its elementwise groups (see `fusion`) and runs
+it on `CupyVM`: the reference VM (frames, closures, calls, loops as tail calls:
+control flow on the host) with the device table of `impls` for its primitives and the
+`FusedKernel`s as values it calls.  Programs are cached per function and argument
+types (shapes included).
 
 Arguments may be NumPy or CuPy arrays (NumPy ones are copied to the device); arrays
 in the result are CuPy arrays, left on the device; device scalars come back as NumPy
@@ -15,9 +17,10 @@ scalars.  For NumPy arrays, call `to_numpy(result)` (or `result.get()`, or
 
 import numpy as np
 
+from ...arguments import entry_value, exit_value, internal_values
 from ...errors import MyiaBackendError
 from ...infer.abstract import AArray, AScalar, ATuple, abstract_of, broaden
-from ...ir import Constant, manage
+from ...ir import Constant, clone_many, manage
 from ..vm import VM, Closure
 from .fusion import FusionPlan, fuse, remove_aliases
 from .impls import ImplTable
@@ -58,7 +61,7 @@ class CupyBackend:
 
     name = "cupy"
 
-    def __init__(self, xp=None, fuse=True, specialize=None):
+    def __init__(self, program, xp=None, fuse=True):
         if xp is None:
             from .device import check_available
 
@@ -68,7 +71,7 @@ class CupyBackend:
         self.table = ImplTable(xp)
         self.stats = self.table.stats
         self.vm = CupyVM(self.table)
-        self._specialize = specialize
+        self._program = program
         self._programs = {}
 
     # ---- compiling ----------------------------------------------------------------------
@@ -85,16 +88,20 @@ class CupyBackend:
             return ATuple(self._abstract(e) for e in x)
         return broaden(abstract_of(x))
 
-    def typed_program(self, graph, signature):
-        """The specialized, optimized, fused program of `graph` for `signature`."""
-        if self._specialize is not None:
-            typed = self._specialize(graph, signature)
-        else:
-            from ...infer import specialize
-            from ...opt import optimize
+    def typed_program(self, fn, signature):
+        """The fused program of `fn` for `signature`: a copy of the pipeline's
+        optimized program, which this backend then rewrites."""
+        return self.prepare(self._program(fn, signature))
 
-            typed = specialize(graph, list(signature))
-            optimize(typed)
+    def compile(self, program):
+        """A callable running `program` (a typed, optimized graph) on the device."""
+        prog = self.prepare(program)
+        return lambda *args: self._call(prog, args)
+
+    def prepare(self, program):
+        """`program` (a typed, optimized graph, left as it is) as a `Program`: a copy,
+        without aliases, its elementwise groups fused."""
+        typed = clone_many(manage(program).graphs)[program]
         remove_aliases(typed)
         _constants_to_device(typed, self.table)
         if not self.fuse:
@@ -109,19 +116,22 @@ class CupyBackend:
         plan = fuse(typed, make)
         return Program(typed, plan, kernels)
 
-    def program(self, graph, args):
-        key = (graph, self.signature(args))
+    def program(self, fn, args):
+        key = (fn, self.signature(args))
         p = self._programs.get(key)
         if p is None:
-            p = self._programs[key] = self.typed_program(graph, key[1])
+            p = self._programs[key] = self.typed_program(fn, key[1])
         return p
 
     # ---- running ------------------------------------------------------------------------
 
-    def __call__(self, graph, args, to_numpy=False):
-        from ...arguments import exit_value, internal_values
+    def run(self, fn, args, to_numpy=False):
+        """`fn(*args)` with its arrays on the device (see the module doc)."""
+        ndarray = self.table.ndarray  # device arrays (CuPy's, or the emulator's) as they are
+        args = tuple(a if a.__class__ is ndarray else entry_value(a) for a in args)
+        return self._call(self.program(fn, args), args, to_numpy)
 
-        prog = self.program(graph, args)
+    def _call(self, prog, args, to_numpy=False):
         table = self.table
         out = self.vm.call(Closure(prog.graph, None),
                            [table.to_device(a) for a in internal_values(args)])

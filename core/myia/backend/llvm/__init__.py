@@ -21,38 +21,44 @@
     dispatch    compiling a program; the per-signature dispatcher; deep stacks
 
     from myia.backend.llvm import LLVMBackend
-    run = LLVMBackend().dispatcher(graph)     # run(*args): compiled per signature
+    from myia.pipeline import optimized_program
+    backend = LLVMBackend(optimized_program)  # programs from the pipeline (myia.backend)
+    backend.run(fn, args)                     # fn(*args), compiled per signature
+    backend.compile(typed_graph)(*args)       # one typed, optimized graph
 """
 
 from .runtime import clear_interrupt, request_interrupt
 
 
 class LLVMBackend:
-    """Compiles graphs: one Dispatcher per graph, specializing it with inference and
-    optimizing it before lowering."""
+    """Compiles the programs of `program(fn, signature)` (see myia.backend): one
+    Dispatcher per function, which compiles one program per signature."""
 
     name = "llvm"
 
-    def __init__(self, specialize=None, optimize=True):
-        self._specialize = specialize
-        self._optimize = optimize
+    def __init__(self, program):
+        self._program = program
         self._dispatchers = {}
         self._by_fn = {}
 
     def typed_program(self, fn, args):
-        """The specialized, optimized program of `fn` (a graph, a function or a
-        transform) for `args`."""
-        if self._specialize is not None:
-            return self._specialize(fn, args)
-        from ...infer import signature_of, specialize
-        from ...opt import optimize
-        from ...pipeline import to_graph
+        """The program of `fn` (a graph, a function or a transform) for `args`."""
+        from ...infer import signature_of
 
-        signature = signature_of(args)
-        typed = specialize(to_graph(fn, signature), list(signature))
-        if self._optimize:
-            optimize(typed)
-        return typed
+        return self._program(fn, signature_of(args))
+
+    def compile(self, program):
+        """The native code of `program`, a typed, optimized graph, as a callable."""
+        from .dispatch import compile_program
+
+        return compile_program(program)
+
+    def entry(self, fn):
+        """(the dispatcher of `fn`, its parameter names) once `run` called it, else
+        None (myia.api.CompiledFunction installs the dispatcher's last compiled entry
+        as its own call)."""
+        entry = self._by_fn.get(fn)
+        return None if entry is None else entry[:2]
 
     def dispatcher(self, graph, source=None, name=None):
         """The dispatcher of `graph` (or of any key), whose programs are those of

@@ -69,7 +69,7 @@ class OptionTable:
         if isinstance(a, AFunction) and len(a.options) == 1:
             (opt,) = a.options
             g = const.value
-            if g in self.mng._s.nodes:
+            if g in self.mng:
                 self._any.setdefault(opt, g)
                 graphs = self._values.setdefault(opt, []) if as_value else None
                 if graphs is not None and g not in graphs:

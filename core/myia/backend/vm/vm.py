@@ -21,6 +21,7 @@ from ...ad.forward import JVPMacro, T_graph, lift_closure_T, prim_tangent
 from ...ad.grad import GradMacro, JOf, VJPMacro
 from ...ad.reverse import J_constant, J_graph, lift_closure, prim_arity, prim_fprop
 from ...prim import Primitive
+from ...prim import ops as P
 from ...prim.containers import same_container
 
 #: Frames deeper than this raise MyiaRecursionError (each frame is a small Python
@@ -58,7 +59,7 @@ class Partial:
 _FREE, _GRAPH = range(2)
 
 #: primitives the VM runs itself rather than through their impl (see _enter)
-_VM_HANDLED = frozenset({"J", "Jinv", "T", "make_closure"})
+_VM_HANDLED = frozenset({P.J, P.Jinv, P.T, P.make_closure})
 
 
 class _Plan:
@@ -106,7 +107,7 @@ class VM:
 
     def _manager_for(self, graph):
         for mng in self.managers:
-            if graph in mng._s.nodes:
+            if graph in mng:
                 return mng
         mng = manage(graph)
         self.managers.append(mng)
@@ -161,7 +162,7 @@ class VM:
         for n in nodes:
             fn = n.inputs[0]
             prim_impl = self.impl_for(n, fn.value) if isinstance(fn, Constant) and isinstance(
-                fn.value, Primitive) and fn.value.name not in _VM_HANDLED else None
+                fn.value, Primitive) and fn.value not in _VM_HANDLED else None
             refs = [ref(i) for i in n.inputs[1:]]
             fref = ref(fn)
             slots[n] = len(template)
