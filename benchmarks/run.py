@@ -359,7 +359,7 @@ def bench_pipeline(t):
     from myia.infer import signature_of, specialize
     from myia.opt import optimize
     parse_module = importlib.import_module("myia.parser.parse")
-    from myia.pipeline import to_graph
+    from myia.parser.programs import to_graph
 
     args = (0.5, 0.25, 10)
     sig = list(signature_of(args))

@@ -44,7 +44,7 @@ def format_value(value):
 
 def describe_type(value):
     """A short name for the type of a value: float, ndarray(float64, shape=(3,))..."""
-    from myia.parser.resolve import class_name, library_class
+    from myia.introspect import class_name, library_class
 
     if not library_class(type(value)):  # a user's object: its attributes are its code
         return f"{class_name(type(value))} (a Python object)"

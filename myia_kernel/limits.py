@@ -18,9 +18,10 @@ import contextlib
 import os
 import re
 import signal
-import sys
 import threading
 import time
+
+from myia import introspect
 
 TIME_VARIABLE = "MYIA_CELL_TIME_LIMIT"
 MEMORY_VARIABLE = "MYIA_MEMORY_LIMIT"
@@ -61,11 +62,7 @@ def from_environment():
 def set_memory_limit(nbytes):
     """The most bytes one call of compiled code may hold, and one value that compiling
     (or reading a magic's argument) builds (None: no limit)."""
-    from myia.backend.llvm import runtime
-    from myia.prim.shape import set_compile_time_limit
-
-    runtime.set_memory_limit(nbytes)
-    set_compile_time_limit(nbytes)
+    introspect.set_memory_limit(nbytes)
 
 
 class TimeLimitExceeded(Exception):
@@ -96,11 +93,7 @@ def time_limit(seconds):
                 return
             fired.set()
         _thread.interrupt_main()  # Python code (the VM) stops at its next bytecode
-        # compiled code polls the runtime's flag; where the runtime was never imported,
-        # no compiled code runs (and this thread does not import the LLVM backend)
-        runtime = sys.modules.get("myia.backend.llvm.runtime")
-        if runtime is not None:
-            runtime.request_interrupt()
+        introspect.request_interrupt()  # compiled code polls the runtime's flag
 
     saved = None
     if main and signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):

@@ -76,7 +76,7 @@ def magic_help(name):
 
 
 def _stages():
-    from myia.pipeline import STAGES
+    from myia.introspect import STAGES
 
     return tuple(STAGES)
 
@@ -274,8 +274,7 @@ def _show_transform(session, derivative, what):
 
 
 def _show_values(session, derivative, what, args):
-    from myia.arguments import entry_values
-    from myia.backend.vm.recording import run_recording
+    from myia.introspect import entry_values, run_recording
 
     view = myia.ir(derivative)
     result, values, _ = run_recording(view.graph, entry_values(args))
@@ -374,11 +373,13 @@ def _is_argnums(v):
 def magic_ir(session, line):
     """%ir f [stage] [example args] | %ir f --passes: the program f, drawn and as text.
 
-    stage: parsed (default), typed or optimized: the stages the pipeline has (the
-    typed and optimized ones need example arguments to specialize f).
+    stage: parsed (default), typed, optimized or native: the stages the pipeline has
+    (all but parsed need example arguments to specialize f).  native prints the LLVM
+    IR that the llvm backend makes of the optimized program, after LLVM's optimizer.
 
     %ir f                     the parsed program
     %ir f optimized 2.0       f optimized for a float argument
+    %ir grad(f) native 2.0    the machine-level code of the derivative (LLVM IR)
     %ir grad(f)               the derivative program (any function value works)
     %ir f --passes 2.0        the optimizer's pass log, and the program before/after
     """
@@ -389,7 +390,7 @@ def magic_ir(session, line):
     tokens = [t for t in tokens if t != "--passes"]
     fn = _function(session, tokens[0], "ir")
     stages = _stages()
-    known = ("parsed", "typed", "optimized") + stages
+    known = ("parsed", "typed", "optimized", "native") + stages
     stage = None
     if len(tokens) > 1 and tokens[1] in known:
         stage = tokens[1]
@@ -406,6 +407,12 @@ def magic_ir(session, line):
         raise _usage(f"the {stage!r} stage specializes {name} for the types of its "
                      f"arguments: give example arguments, e.g. `%ir {name} {stage} 2.0`")
     view = _ir(fn, args, stage)
+    if stage == "native":
+        session.print(f"{name} (native): the LLVM IR of the optimized program, after "
+                      f"LLVM's optimizer (without the entry that converts Python's "
+                      f"values)\n\n"
+                      f"{view.program()}")
+        return
     session.print(f"{name}: {view.op_count()} primitive operations ({stage})")
     _draw(session, view)
 
@@ -775,7 +782,7 @@ def _complete_backend(session, first):
 def _complete_ir(session, first):
     if first is None:
         return None
-    return list(("parsed", "typed", "optimized")) + ["--passes"]
+    return list(_stages()) + ["--passes"]
 
 
 def _complete_help(session, first):

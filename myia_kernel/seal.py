@@ -36,12 +36,10 @@ import types
 import numpy as np
 
 import myia
-from myia import lib
-from myia.ad.transforms import is_myia_class
 from myia.errors import MyiaError, MyiaOverflowError, MyiaSyntaxError, MyiaTypeError, \
     MyiaValueError
-from myia.parser.resolve import check_not_foreign, foreign_part
-from myia.prim.shape import check_compile_time_size
+from myia.introspect import (check_compile_time_size, check_not_foreign, foreign_part,
+                             is_myia_class, library_value)
 
 #: the session's own names (bound by new_namespace; a cell cannot rebind them)
 SESSION_NAMES = ("np", "math", "grad", "value_and_grad", "jvp", "vjp", "hessian", "jet")
@@ -508,7 +506,7 @@ def _describe(node):
 def _known(value):
     """A function or constant the library maps (what subset code may call)."""
     try:
-        return lib.lookup(value) is not None
+        return library_value(value) is not None
     except TypeError:
         return False
 

@@ -58,11 +58,9 @@ import types
 import numpy as np
 
 import myia
-from myia import progress
-from myia.ad.transforms import is_myia_class
 from myia.errors import MyiaError, MyiaSyntaxError
-from myia.parser.resolve import class_name, foreign_part
-from myia.pipeline import returns_function
+from myia.introspect import (class_name, default_backend, foreign_part, is_myia_class,
+                             progress, returns_function)
 
 from . import limits
 from . import magics as _magics
@@ -226,8 +224,6 @@ class Session:
 
     def __init__(self, backend=None, on_output=None, locked=None, time_limit=None,
                  memory_limit=None):
-        from myia.api import default_backend
-
         #: a locked session (shared hubs): no %%python, no route to ordinary Python
         self.locked = locked_from_environment() if locked is None else locked
         # optional limits (see limits.py): seconds per cell, bytes per compiled call
@@ -930,7 +926,7 @@ class Session:
 
     def function_type(self, fn):
         """The type of a session function, as far as the pipeline can tell."""
-        from myia.pipeline import STAGES
+        from myia.introspect import STAGES
 
         n = len(inspect.signature(fn).parameters)
         if "typed" not in STAGES:

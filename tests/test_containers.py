@@ -2,7 +2,7 @@
 plain Python, gradients against autograd, and what crosses the boundary.
 
 A list or a dict has a static structure (its length, its keys); its elements are any
-values.  Inside a program they are tuples (see myia.infer.abstract, "Containers"); a
+values.  Inside a program they are tuples (see myia.abstract, "Containers"); a
 list or a dict argument is taken as one, and a program that returns one gives one
 back.  The parser's side (literals, comprehensions, refused mutations) is in
 tests/parser/test_containers.py.

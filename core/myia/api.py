@@ -129,10 +129,12 @@ def compile(fn, backend=None):
 
 @user_facing
 def ir(fn, *args, stage="parsed"):
-    """The program `fn` at a stage of the pipeline: "parsed", "typed" or "optimized".
+    """The program `fn` at a stage of the pipeline: "parsed", "typed", "optimized" or
+    "native" (myia.pipeline.STAGES; all but "parsed" need example arguments).
 
     The result prints as the text IR (`str`), counts its primitive applications
-    (`op_count()`), and draws itself (`render()`).
+    (`op_count()`), and draws itself (`render()`); at the stage "native" it is the
+    LLVM IR the llvm backend makes of the optimized program (`str`; `functions()`).
     """
     from .pipeline import Pipeline
 
@@ -161,7 +163,7 @@ class _Transformed:
 
     def __myia_graph__(self):
         if self._graph is None:
-            from .pipeline import to_graph
+            from .parser.programs import to_graph
 
             self._graph = self._build(to_graph(self.fn))
         return self._graph
@@ -178,7 +180,7 @@ class _Transformed:
         h = self.__dict__.get("_header")
         if h is None:
             from .ad import check_argnums
-            from .pipeline import header
+            from .parser.programs import header
 
             name, names, defaults = header(self.fn)
             self._checked = check_argnums(self.argnums, len(names), names)
@@ -332,7 +334,7 @@ def _fn_text(fn):
 def _uses_forward_mode(fn):
     """Whether the program of `fn` writes jvp (J must take its typed program)."""
     from .ad.forward import uses_forward_mode
-    from .pipeline import to_graph
+    from .parser.programs import to_graph
 
     return uses_forward_mode(to_graph(fn))
 
@@ -534,7 +536,7 @@ class JVPFunction(_Transformed):
     def __myia_header__(self):
         # (without building the generic program, which T of a program that writes
         # grad refuses: its program per signature is T of the typed program)
-        from .pipeline import header
+        from .parser.programs import header
 
         name, names, _ = header(self.fn)
         return f"jvp_{name}", tuple(names) + tuple(f"d{n}" for n in names), {}
@@ -552,7 +554,8 @@ class JVPFunction(_Transformed):
 
             if len(signature) % 2 == 0 and is_data_signature(signature):
                 from .ad.forward import jvp_graph
-                from .pipeline import header, optimized_for
+                from .pipeline import optimized_for
+                from .parser.programs import header
 
                 if len(header(self.fn)[1]) == n:
                     inner, _ = optimized_for(self.fn, signature[:n], finish=False)

@@ -24,7 +24,7 @@ a program's scalar result is the one its type says (a Python float, or an np.flo
 `exit_value`; the LLVM backend boxes the same).
 
 Inside a program a list and a dict are tuples (a dict's values, in the order of its
-keys; see myia.infer.abstract, "Containers"): a backend that runs Python values (the
+keys; see myia.abstract, "Containers"): a backend that runs Python values (the
 VM) takes `internal_values(args)` and gives back `exit_value(result, abstract)`, which
 makes the lists and dicts the program's result type says.  The LLVM backend does the
 same in native code (myia.backend.llvm.wrapper).
@@ -140,7 +140,7 @@ def exit_value(x, a):
     """The result `x` of a program whose result type is `a` (an abstract), with the
     lists and dicts that `a` says (tuples inside the program), and its numbers of the
     Python types it says (a Python float, an np.float64...)."""
-    from .infer.abstract import AScalar, ATuple
+    from .abstract import AScalar, ATuple
 
     if a.__class__ is AScalar:
         return _number(x, a)

@@ -52,7 +52,7 @@ class TangentFunction(_Transformed):
         self._by_signature = {}
 
     def __myia_header__(self):
-        from .pipeline import header
+        from .parser.programs import header
 
         name, names, defaults = header(self.fn)
         return (f"T{name}", names,
@@ -96,7 +96,7 @@ class TypedJ(_Transformed):
         self._by_signature = {}
 
     def __myia_header__(self):
-        from .pipeline import header
+        from .parser.programs import header
 
         name, names, defaults = header(self.fn)
         return f"J{name}", names, defaults

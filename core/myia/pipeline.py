@@ -11,9 +11,6 @@ program of its function for the same signature (see `myia.api.GradFunction`).
 """
 
 import inspect
-import math
-
-import numpy as np
 
 from .backend import make_backend
 from .backend.vm import VM
@@ -21,88 +18,16 @@ from .errors import MyiaError, MyiaTypeError
 from .gc_pause import gc_paused
 from .ir import Graph, manage
 from .ir.print import format_graphs
+from .parser.programs import header, to_graph
 from . import progress
 
-STAGES = ("parsed", "typed", "optimized")
-
-
-def to_graph(fn, signature=None):
-    """The IR graph for a Python function or a transformed function (grad...); with a
-    `signature` (argument abstracts), the graph a transform builds for it, if any."""
-    from .parser import parse
-
-    from .ad.transforms import is_myia_class
-
-    # only Myia's own objects build their graphs (a user's object is never called here)
-    ours = is_myia_class(type(fn))
-    if signature is not None and ours:
-        for_signature = getattr(fn, "__myia_graph_for__", None)
-        if for_signature is not None:
-            g = for_signature(signature)
-            if g is not None:
-                return g
-    as_graph = getattr(fn, "__myia_graph__", None) if ours else None
-    if as_graph is not None:
-        return as_graph()
-    if isinstance(fn, Graph):
-        return fn
-    library = _library_graph(fn)
-    if library is not None:
-        return library
-    return parse(fn)
-
-
-#: {library function: its graph} (see `_library_graph`)
-_LIBRARY_GRAPHS = {}
-
-
-def _library_graph(fn):
-    """A graph that calls `fn`, a NumPy ufunc or a `math` function that Myia knows (as
-    JAX takes `jnp.sin`: `myia.grad(np.sin)`, `myia.jvp(np.tanh, ...)`), or None."""
-    from . import lib
-    from .parser import parse_source
-
-    try:
-        if fn in _LIBRARY_GRAPHS:
-            return _LIBRARY_GRAPHS[fn]
-        known = fn in lib.PYTHON_TO_MYIA
-    except TypeError:  # unhashable: not a library function
-        return None
-    if not known:
-        return None
-    if isinstance(fn, np.ufunc) and fn.nout == 1:
-        arity = fn.nin
-    elif getattr(fn, "__self__", None) is math:
-        try:
-            arity = len(inspect.signature(fn).parameters)
-        except (TypeError, ValueError):
-            return None
-    else:
-        return None
-    name = fn.__name__
-    params = ", ".join("xyzw"[:arity])
-    prefix = "np." if isinstance(fn, np.ufunc) else "math."
-    source = f"def {name}({params}):\n    return {prefix}{name}({params})\n"
-    graph = parse_source(source, f"<{prefix}{name}>", {"np": np, "math": math})[name]
-    _LIBRARY_GRAPHS[fn] = graph
-    return graph
-
-
-def header(fn):
-    """(name, parameter names, defaults) of `fn`: what a call needs to know before any
-    program is made (a transform answers without building its graphs)."""
-    from .ad.transforms import is_myia_class
-
-    h = getattr(fn, "__myia_header__", None) if is_myia_class(type(fn)) else None
-    if h is not None:
-        return h()
-    g = to_graph(fn)
-    if g.flags.get("varargs"):
-        raise MyiaError(
-            f"`{g.name}` takes `*{g.param_names[-1]}`: only subset code can call it (by its "
-            f"name, so that the extra arguments are known at compile time)",
-            hint=f"compile a function with fixed parameters that calls `{g.name}`")
-    return g.name, g.param_names, g.defaults
+#: the stages a program goes through, each shown by `myia.ir(fn, *args, stage=...)`:
+#:   parsed      the graph of the source (myia.parser.programs.to_graph)
+#:   typed       specialized for the arguments' types and shapes (myia.infer)
+#:   optimized   rewritten by the optimizer (myia.opt): what every backend runs
+#:   native      the LLVM IR that the llvm backend makes of it, after LLVM's optimizer:
+#:               what becomes machine code
+STAGES = ("parsed", "typed", "optimized", "native")
 
 
 class IRView:
@@ -164,6 +89,49 @@ class IRView:
         return bundle
 
 
+class NativeView:
+    """The LLVM IR of a program after LLVM's optimizer (`str`), which LLVM turns into
+    machine code; `before` is the IR as the llvm backend wrote it."""
+
+    stage = "native"
+
+    def __init__(self, graph):
+        # the llvm backend's own compiler: this stage shows what it makes, whichever
+        # backend runs the program
+        from .backend.llvm.dispatch import compile_program
+
+        self.graph = graph
+        dump = {}
+        compile_program(graph, dump=dump)
+        self.text, self.before = dump["optimized"], dump["ir"]
+
+    def __str__(self):
+        return self.text
+
+    def __repr__(self):
+        return self.text
+
+    def functions(self):
+        """The names of the functions the module defines."""
+        return [line.split("@", 1)[1].split("(", 1)[0]
+                for line in self.text.splitlines() if line.startswith("define ")]
+
+    def program(self):
+        """The functions of the program itself, without the entry that takes Python's
+        arguments and boxes the result (what `%ir f native` prints)."""
+        blocks, current = [], None
+        for line in self.text.splitlines():
+            if line.startswith("define "):
+                name = line.split("@", 1)[1].split("(", 1)[0]
+                current = [] if not name.endswith("_entry") else None
+            if current is not None:
+                current.append(line)
+                if line == "}":
+                    blocks.append("\n".join(current))
+                    current = None
+        return "\n\n".join(blocks)
+
+
 class Pipeline:
     """The stages of one backend's programs: `stage` shows a program at a stage,
     `run` runs it.  Every backend runs the program the "optimized" stage shows
@@ -185,13 +153,16 @@ class Pipeline:
         if name not in STAGES:
             raise MyiaError(
                 f"unknown stage {name!r}", hint=f"choose one of {', '.join(STAGES)}")
-        if name == "typed":
+        if name != "parsed":
             _, names, defaults = header(fn)
             if not args and any(n not in defaults for n in names):
                 raise MyiaError(
-                    "the typed stage needs example arguments (their types and shapes)",
-                    hint="e.g. myia.ir(f, 3.0, np.ones((2, 3)), stage=\"typed\")")
+                    f"the {name} stage needs example arguments (their types and shapes)",
+                    hint=f"e.g. myia.ir(f, 3.0, np.ones((2, 3)), stage=\"{name}\")")
+        if name == "typed":
             return IRView(self.specialize(fn, args), name)
+        if name == "native":
+            return NativeView(self.optimized(fn, args)[0])
         if name == "optimized":
             graph, log = self.optimized(fn, args)
             view = IRView(graph, name)
@@ -237,7 +208,7 @@ def vm_program(fn, signature):
 
 def returns_function(typed):
     """Does the typed program return a function value (or a tuple holding one)?"""
-    from .infer.abstract import AFunction, ATuple
+    from .abstract import AFunction, ATuple
 
     def holds(a):
         if isinstance(a, AFunction):

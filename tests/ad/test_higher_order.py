@@ -13,7 +13,8 @@ import pytest
 
 import myia
 from myia import grad
-from myia.pipeline import Pipeline, header
+from myia.pipeline import Pipeline
+from myia.parser.programs import header
 
 pytestmark = pytest.mark.usefixtures("backend")
 

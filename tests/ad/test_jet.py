@@ -216,7 +216,7 @@ def test_the_parsed_program_carries_a_primitive_passed_as_a_value(backend):
     # the path a program takes when J cannot read its optimized form: here the parsed
     # program, where np.sin is a value passed to another function
     from myia.ad.taylor import jet_entry_graph
-    from myia.pipeline import to_graph
+    from myia.parser.programs import to_graph
 
     g = jet_entry_graph(to_graph(sin_through_a_function_value), 3, 0)
     got = myia.compile(g, backend=backend)(0.5)
@@ -400,7 +400,7 @@ def test_the_parsed_program_of_an_array_literal(backend):
     # np.array([...]) in the parsed program makes `()` with make_tuple(), a primitive of
     # no argument, whose series still has order + 1 terms
     from myia.ad.taylor import jet_entry_graph
-    from myia.pipeline import to_graph
+    from myia.parser.programs import to_graph
 
     for fn in (index_of_broadcast, BROADCASTS["concatenate"]):
         got = myia.compile(jet_entry_graph(to_graph(fn), 3, 0), backend=backend)(0.7)

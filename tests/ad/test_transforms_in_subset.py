@@ -109,7 +109,7 @@ def test_value_and_grad_with_several_argnums_called():
 
 @pytest.mark.parametrize("fn", [passed, stored, returned_then_called], ids=lambda f: f.__name__)
 def test_a_transform_used_as_a_value_is_built_per_call_too(fn):
-    # its value is a graph that calls it (myia.ad.transforms.value_graph): every call
+    # its value is a graph that calls it (myia.ir.protocol.value_graph): every call
     # through the value reaches the program built for that call's types
     want = squared_ag(X, Y) * (3.0 if fn is stored else 1.0)
     assert myia.compile(fn)(X, Y) == pytest.approx(want, rel=1e-10)

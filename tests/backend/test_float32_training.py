@@ -16,7 +16,7 @@ from myia.backend.llvm import runtime
 from myia.backend.llvm.dispatch import compile_program
 from myia.infer import signature_of, specialize
 from myia.opt import optimize
-from myia.pipeline import to_graph
+from myia.parser.programs import to_graph
 
 
 def args32(bs=16):

@@ -31,7 +31,7 @@ def test_corpus(case, backend):
 
 def _reference_gradient(case):
     from myia.backend.vm import VM, Closure
-    from myia.pipeline import to_graph
+    from myia.parser.programs import to_graph
 
     graph = to_graph(myia.grad(case.fn))
     return VM().call(Closure(graph, None), list(case.args))

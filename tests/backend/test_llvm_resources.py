@@ -162,7 +162,7 @@ def test_dropped_functions_give_their_memory_back(tmp_path, monkeypatch):
     import weakref
 
     monkeypatch.setattr(runtime.engine(), "disk", ObjectCache(None))
-    from myia.pipeline import to_graph
+    from myia.parser.programs import to_graph
 
     def batch(start, n, refs):
         for k in range(start, start + n):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from myia.errors import MyiaTypeError
-from myia.infer.abstract import (
+from myia.abstract import (
     ANY,
     BOTTOM,
     ENV_ANY,

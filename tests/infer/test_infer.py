@@ -15,7 +15,7 @@ from myia.infer import (
     infer_graph,
     specialize,
 )
-from myia.infer.abstract import broaden
+from myia.abstract import broaden
 from myia.ir import Graph
 from myia.parser import parse
 from myia.prim import ops as P

@@ -4,7 +4,7 @@ abstract values), and constant folding."""
 import numpy as np
 import pytest
 from myia.errors import MyiaGradError, MyiaShapeError, MyiaTypeError, MyiaValueError
-from myia.infer.abstract import (
+from myia.abstract import (
     ENV_ANY,
     AArray,
     AConstant,

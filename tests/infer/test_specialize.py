@@ -10,7 +10,7 @@ import pytest
 from myia.backend.vm import VM, Closure
 from myia.infer import AScalar, signature_of, specialize
 from myia.ir import Constant, Graph, manage
-from myia.pipeline import to_graph
+from myia.parser.programs import to_graph
 from myia.prim import ops as P
 
 from ..compare import assert_same
@@ -176,7 +176,7 @@ def test_closure_returned_to_python_is_explicitly_untyped():
 
 @pytest.mark.usefixtures("backend")
 def test_compile_specializes_once_per_signature():
-    from myia.pipeline import to_graph
+    from myia.parser.programs import to_graph
 
     f = myia.compile(square)
     graph = to_graph(square)

@@ -300,7 +300,7 @@ def test_ir_magic_stages_and_passes(s):
     assert "f: 2 primitive operations (parsed)" in r.text()
     r = ok(s, "%ir f parsed 2.0")
     assert len(r.displays()) == 1
-    for stage in ("typed", "optimized"):
+    for stage in ("typed", "optimized", "native"):
         r = s.execute(f"%ir f {stage} 2.0")
         if stage not in STAGES:
             assert r.status == "error"
@@ -310,6 +310,9 @@ def test_ir_magic_stages_and_passes(s):
             assert f"({stage})" in r.text()
             e = err(s, f"%ir f {stage}")
             assert "give example arguments" in e["evalue"]
+    native = ok(s, "%ir grad(f) native 2.0").text()  # f' = 1.0: the code stores 1.0
+    assert "define internal" in native and "_entry" not in native
+    assert "store double 1.000000e+00" in native
     r = ok(s, "%ir f --passes 2.0")
     if "optimized" not in STAGES:
         assert "no pass log" in r.text() and "no 'optimized' stage" in r.text()

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from myia.backend.vm import VM, Closure
-from myia.infer.abstract import (AArray, AEnv, AFunction, AScalar, ATuple, GraphFunction,
+from myia.abstract import (AArray, AEnv, AFunction, AScalar, ATuple, GraphFunction,
                                  abstract_of, dict_kind)
 from myia.errors import MyiaTypeError
 from myia.ir import Apply, Constant, EnvKey, Graph, Node, Parameter, clone_many, manage

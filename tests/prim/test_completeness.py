@@ -19,7 +19,7 @@ from myia.backend.cupy.codegen import EW_OPS
 from myia.backend.cupy.emulator import Emulator
 from myia.backend.cupy.impls import HOST_ARGS, STRUCTURAL, ImplTable
 from myia.backend.llvm.lower import RULES as LLVM_RULES
-from myia.backend.llvm.ops_array import EW_ALL, LIBM_NAMES
+from myia.backend.llvm.ops_elementwise import EW_ALL, LIBM_NAMES
 from myia.infer.rules import RULES as INFER_RULES
 from myia.prim import all_primitives
 from myia.prim.grad_ops import EnvInstance

@@ -17,9 +17,10 @@ import numpy as np
 
 from ..errors import MyiaError
 from ..ir import Apply, Constant, Graph, manage
+from ..ir.protocol import is_transform
+from ..parser import parse
 from ..prim import Primitive
 from ..prim import ops as P
-from .transforms import is_transform
 
 _prim_tangents = {}
 
@@ -148,18 +149,8 @@ def prim_tangent(prim, n_args=None):
     return tp
 
 
-_jvp_graphs = {}
-
-
 def _jvp_graph(prim):
-    g = _jvp_graphs.get(prim)
-    if g is None:
-        from ..parser import parse
-
-        g = parse(prim.rule("jvp"))
-        g.flags["core"] = True
-        _jvp_graphs[prim] = g
-    return g
+    return parse(prim.rule("jvp"))  # (parsed once; the library's code: flags["core"])
 
 
 def jvp_graph(fn_graph):

@@ -10,6 +10,7 @@ stacked into an array of shape s + s, as `myia.hessian` gives from Python.
 import numpy as np
 
 from ..ir import Constant, Graph
+from ..parser import parse
 from ..prim import ops as P
 from .forward import JVP as jvp
 from .grad import GRAD as grad
@@ -43,16 +44,8 @@ def hessian_graph(fn_graph, k):
     return g
 
 
-_parsed = []
-
-
 def _hessian_of():
-    """hessian_of, parsed once."""
-    if not _parsed:
-        from ..parser import parse
-
-        _parsed.append(parse(hessian_of))
-    return _parsed[0]
+    return parse(hessian_of)  # (parsed once)
 
 
 class HessianMacro(GradMacro):

@@ -35,6 +35,7 @@ from ..errors import MyiaError
 from ..ir import Apply, Constant, EnvKey, Graph, manage
 from ..ir.anf import id_mark
 from ..ir.clone import _copy_graphs, _new_graph, inline
+from ..parser import parse
 from ..prim import Primitive
 from ..prim import ops as P
 from .forward import uses_forward_mode
@@ -335,18 +336,8 @@ def prim_fprop(prim, n_args=None):
     return fp
 
 
-_bprop_graphs = {}
-
-
 def _bprop_graph(prim):
-    g = _bprop_graphs.get(prim)
-    if g is None:
-        from ..parser import parse
-
-        g = parse(prim.rule("bprop"))
-        g.flags["core"] = True
-        _bprop_graphs[prim] = g
-    return g
+    return parse(prim.rule("bprop"))  # (parsed once; the library's code: flags["core"])
 
 
 _ARITIES = {}

@@ -21,10 +21,10 @@ from math import factorial
 
 from ..errors import MyiaError
 from ..ir import Apply, Constant, Graph, manage
+from ..ir.protocol import is_transform
 from ..prim import Primitive
 from ..prim import ops as P
 from ..prim.series import ZERO, Term, apply, building, materialize
-from .transforms import is_transform
 
 #: primitives whose values a jet cannot follow (closure records; J left for run time)
 _NO_SERIES = {"J", "Jinv", "make_closure", "closure_bound"}

@@ -2,9 +2,9 @@
 
 A transform object made in Python (`dh = myia.grad(h)` at module level, or in a kernel
 cell) may be named in subset code: `def k(x): return dh(x) * 2.0`.  The name stands for
-its *value graph* `(x1..xn) -> dh(x1..xn)` (`value_graph`), whose body calls the object
-itself: inference builds the object's program for the types of that call (see
-myia.infer.abstract.TransformFunction), for `grad` the gradient of h's optimized
+its *value graph* `(x1..xn) -> dh(x1..xn)` (myia.ir.protocol.value_graph), whose body
+calls the object itself: inference builds the object's program for the types of that call (see
+myia.abstract.TransformFunction), for `grad` the gradient of h's optimized
 program for those types.  Called, passed to a function that calls it, stored in a
 tuple: every call reaches the program built for its own types (the optimizer inlines
 the value graph).  Returned to Python it is a function value, as a `def` would be.
@@ -17,48 +17,12 @@ the same signature (J of data is the data), and the program of `T(dh)` for a sig
 of (value, tangent) pairs is T of dh's program for the signature of the values.  Where
 the signature holds functions (whose J or T differs from them) the generic program
 stands: J (or T) of `dh.__myia_graph__()`.
+
+The function protocol itself (`is_transform`, `value_graph`) is in myia.ir.protocol,
+below the parser and inference, which read it.
 """
 
-import sys
-
-from ..ir import Constant, Graph
-
-
-def is_transform(value):
-    """Whether `value` is a transform object (`myia.grad(f)`, `myia.jet(f)`..., J or T
-    of one): it builds a program per argument types (`__myia_graph_for__(signature)`,
-    None for its generic program `__myia_graph__()`).  Only Myia's own classes: an
-    object of the user's with such a method is data, never called while compiling."""
-    cls = type(value)
-    return is_myia_class(cls) and hasattr(cls, "__myia_graph_for__")
-
-
-def is_myia_class(cls):
-    """Whether `cls` is one of Myia's own classes: a class that a module of the `myia`
-    package defines under its name.  A user's class that claims such a module in its
-    `__module__` is not; nor is a class with a metaclass (reading its attributes could
-    run the user's code), which Myia's classes do not have."""
-    if type(cls) is not type:
-        return False
-    module = cls.__module__
-    if type(module) is not str or module.split(".")[0] != "myia":
-        return False
-    return getattr(sys.modules.get(module), cls.__name__, None) is cls
-
-
-def value_graph(t):
-    """The graph that the transform object `t` is where subset code names it: its
-    parameters (`t.param_names`, `t.defaults`) passed on to a call of `t`, one graph per
-    object (`flags["transform"]` is `t`)."""
-    g = t.__dict__.get("_myia_value_graph")
-    if g is None:
-        g = Graph(t.ir_name)
-        g.flags = {"transform": t}
-        params = [g.add_parameter(name) for name in t.param_names]
-        g.defaults = dict(t.defaults)
-        g.output = g.apply(Constant(t), *params)
-        t.__dict__["_myia_value_graph"] = g
-    return g
+from ..abstract import TUPLE, AArray, AConstant, AScalar, ATuple
 
 
 def derived_transform(base, kind):
@@ -146,8 +110,6 @@ class TOfTransform(_TransformOf):
 def pair_values(signature):
     """The abstracts of the values of a signature of (value, tangent) pairs of data,
     or None when it is not one."""
-    from ..infer.abstract import TUPLE, ATuple
-
     values = []
     for a in signature:
         if a.__class__ is not ATuple or a.kind != TUPLE or len(a.elements) != 2 \
@@ -167,8 +129,6 @@ _KINDS = {"J": JOfTransform, "T": TOfTransform}
 
 def _is_data(a):
     """Whether the abstract `a` holds no function (its J is itself)."""
-    from ..infer.abstract import AArray, AConstant, AScalar, ATuple
-
     if a.__class__ is ATuple:
         return all(_is_data(e) for e in a.elements)
     return a.__class__ in (AScalar, AArray, AConstant)

@@ -1,15 +1,18 @@
 """Type and shape inference by abstract interpretation, and specialization.
 
-    abstract     the abstract values (AScalar, AArray, ATuple, AFunction, AEnv...) and join
     rules        one inference rule per primitive (NumPy semantics, constant folding)
     infer        the work-list engine: contexts, fixed points of loops and recursion
     specialize   monomorphic typed copies of the graphs, per context
 
     from myia.infer import specialize, abstract_of
     typed = specialize(graph, [abstract_of(3.0)])
+
+The abstract values themselves (AScalar, AArray, ATuple, AFunction, AEnv..., join) are
+in myia.abstract, below the parser and AD, which read them too; the names above are
+exported here as well, as inference's vocabulary.
 """
 
-from .abstract import (
+from ..abstract import (
     ANY,
     BOTTOM,
     AArray,

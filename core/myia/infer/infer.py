@@ -51,12 +51,13 @@ from ..ad.grad import GradMacro, JOf
 from ..ad.forward import uses_forward_mode
 from ..ad.reverse import (J_graph, J_graph_if_built, lift_closure, lifted_copy, prim_arity,
                           prim_fprop)
-from ..ad.transforms import is_data_signature, is_transform
+from ..ad.transforms import is_data_signature
+from ..ir.protocol import is_transform
 from ..errors import MyiaError, MyiaGradError, MyiaTypeError
 from ..ir import Apply, Constant, Graph, Parameter, manage
 from ..ir.clone import clone, inline
 from ..prim import ops as P
-from .abstract import (
+from ..abstract import (
     TransformFunction,
     ANY,
     BOTTOM,
@@ -413,7 +414,7 @@ class Inferrer:
         a = self.const_cache.get(node)
         if a is None:
             # a transform object (`dh = myia.grad(h)` named in subset code) is only ever
-            # called (see myia.ad.transforms.value_graph): its program is built per call
+            # called (see myia.ir.protocol.value_graph): its program is built per call
             a = self.const_cache[node] = (AFunction([TransformFunction(v)])
                                           if is_transform(v) else abstract_of(v))
         return a

@@ -34,7 +34,7 @@ from ..prim import ops as P
 from ..prim.grad_ops import ZERO
 from ..prim.logic import range_message
 from ..prim.shape import DTYPES
-from .abstract import (
+from ..abstract import (
     ANY,
     ENV_ANY,
     NOT_CONSTANT,
@@ -848,7 +848,7 @@ def infer_assert(cond, message):
 
 @rule(P.make_closure)
 def infer_make_closure(fn, *captured):
-    from .abstract import PartialFunction
+    from ..abstract import PartialFunction
 
     if not isinstance(fn, AFunction):
         raise MyiaTypeError(f"make_closure of {fn}, which is not a function")
@@ -857,7 +857,7 @@ def infer_make_closure(fn, *captured):
 
 @rule(P.closure_bound)
 def infer_closure_bound(f, i):
-    from .abstract import PartialFunction
+    from ..abstract import PartialFunction
 
     k = constant_value(i)
     options = f.sorted_options() if isinstance(f, AFunction) else ()

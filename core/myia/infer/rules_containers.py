@@ -1,7 +1,7 @@
 """Inference of lists and dicts: the container primitives (myia.prim.containers) and
 what tuples' rules (myia.infer.rules) ask about kinds.
 
-A list and a dict are tuples with a kind (see myia.infer.abstract); the operations
+A list and a dict are tuples with a kind (see myia.abstract); the operations
 Python defines on them keep it: a list plus a list is a list, a slice of a list a
 list, `d["k"]` reads the value at the position of key "k" (the key must be known at
 compile time).  What Python refuses (a list plus a tuple, a dict plus anything) is a
@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import MyiaTypeError, MyiaValueError
 from ..prim import ops as P
 from ..prim.arith import check_repetition
-from .abstract import (
+from ..abstract import (
     KEY_TYPES,
     LIST,
     NOT_CONSTANT,

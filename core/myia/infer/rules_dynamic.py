@@ -24,7 +24,7 @@ from ..errors import MyiaShapeError, MyiaSliceBoundsError, MyiaTypeError
 from ..ir import Apply, Constant
 from ..prim import ops as P
 from ..prim.dynamic import checked_start
-from .abstract import (
+from ..abstract import (
     NOT_CONSTANT,
     AArray,
     AConstant,

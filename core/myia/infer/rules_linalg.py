@@ -4,7 +4,7 @@ import numpy as np
 
 from ..errors import MyiaShapeError
 from ..prim import ops as P
-from .abstract import AArray
+from ..abstract import AArray
 from .rules import _dtype_of, _shape_of, fmt_shape, rule
 
 

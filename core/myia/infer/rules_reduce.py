@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import MyiaShapeError, MyiaTypeError, MyiaValueError
 from ..prim import ops as P
-from .abstract import NOT_CONSTANT, AArray, AScalar, constant_value
+from ..abstract import NOT_CONSTANT, AArray, AScalar, constant_value
 from .rules import _axes_of, _dtype_of, _shape_of, _sum_dtype, fmt_shape, rule
 
 

@@ -5,7 +5,7 @@ checks (with the same messages, from the functions the implementation uses)."""
 from ..errors import MyiaShapeError, MyiaTypeError
 from ..prim import ops as P
 from ..prim.rearrange import check_bounds, concat_shape, normalize_axis, take_shape
-from .abstract import NOT_CONSTANT, AArray, AScalar, ATuple, constant_value
+from ..abstract import NOT_CONSTANT, AArray, AScalar, ATuple, constant_value
 from .rules import _shape_abstract, fmt_shape, rule
 
 

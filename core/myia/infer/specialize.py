@@ -18,7 +18,7 @@ live context (reached from the root), every node carrying its `.abstract`:
 - where paths meet with different number types (int64 joined with float64, a Python
   float with an np.float64), the value is converted (`to_float`/`astype`...) so that
   it has the joined type;
-- what lists and dicts mean is resolved (see myia.infer.abstract, "Containers"): `+`
+- what lists and dicts mean is resolved (see myia.abstract, "Containers"): `+`
   and `*` of tuples or lists become the tuple they make (make_tuple of the elements),
   `d["k"]` reads the position of key "k"; `kind_of` is always a constant; the root
   graph's `flags["result"]` is the abstract of its result (lists and dicts as Python
@@ -56,7 +56,7 @@ from ..ir import Apply, Constant, EnvKey, Graph, Node, Parameter
 from ..ir.clone import _copy_graphs, _new_graph
 from ..prim import Primitive
 from ..prim import ops as P
-from .abstract import (
+from ..abstract import (
     BOTTOM,
     NOT_CONSTANT,
     AArray,

@@ -37,7 +37,7 @@ from ..ad.transforms import is_data_signature
 from ..errors import MyiaGradError, MyiaTypeError
 from ..ir import Apply, Constant, Graph
 from ..prim import ops as P
-from .abstract import (NOT_CONSTANT, AFunction, ATuple, BOTTOM, GraphFunction,
+from ..abstract import (NOT_CONSTANT, AFunction, ATuple, BOTTOM, GraphFunction,
                        MacroFunction, PrimitiveFunction, TransformFunction, constant_value,
                        join)
 from .records import TRecord

@@ -1,7 +1,7 @@
 """Python's builtins and the `math` module, as the subset sees them; lists, dicts and
 the loops over them.
 
-Containers have a static structure (see myia.infer.abstract, "Containers"): a list
+Containers have a static structure (see myia.abstract, "Containers"): a list
 or a dict is a tuple whose kind the compiler knows, so `len`, `list(t)`, `zip` or
 `d.keys()` are decided at compile time, and a loop over a tuple, a list or a dict runs
 once per element at compile time (its elements may have different types).  A loop

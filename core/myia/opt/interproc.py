@@ -19,7 +19,7 @@ graph are known, provided no function value escapes to a place that calls it uns
                      name f's options instead.
 """
 
-from ..infer.abstract import (AConstant, AEnv, AFunction, AScalar, ATuple, GraphFunction,
+from ..abstract import (AConstant, AEnv, AFunction, AScalar, ATuple, GraphFunction,
                               PartialFunction)
 from ..ir import Apply, Constant, Graph, manage
 from ..prim import Primitive

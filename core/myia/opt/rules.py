@@ -6,7 +6,7 @@ untyped graphs; every rule keeps the types of the nodes it makes.
 
 import numpy as np
 
-from ..infer.abstract import AEnv
+from ..abstract import AEnv
 from ..ir import Apply, Constant, Graph, Parameter, inline
 from ..parser.parse import EFFECTS
 from ..prim import Primitive

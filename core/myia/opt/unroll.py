@@ -15,7 +15,7 @@ they are.
 
 import numpy as np
 
-from ..infer.abstract import AArray, ATuple
+from ..abstract import AArray, ATuple
 from ..ir import Apply, Constant, Graph, Parameter, inline
 from ..prim import ops as P
 from .pass_manager import rule

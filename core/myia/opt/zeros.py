@@ -12,7 +12,7 @@ it (0 * inf).
 
 import numpy as np
 
-from ..infer.abstract import AArray, AFunction, AScalar, abstract_of
+from ..abstract import AArray, AFunction, AScalar, abstract_of
 from ..ir import Constant, Graph
 from ..prim import Primitive, all_primitives
 from ..prim import ops as P

@@ -9,7 +9,7 @@ builtins.  `Resolver.to_node` then turns the Python value into a node, in this o
     SPECIAL_VALUES             the myia API functions (`myia.grad`...), registered by them
     Primitive                  Constant(prim)
     transform object           Constant(value_graph(x)): `df = myia.grad(f)`, then `df(x)`
-                               (built per call signature; see myia.ad.transforms)
+                               (built per call signature; see myia.ir.protocol)
     lib.lookup(value)   a primitive, or a function written in the subset (parsed)
     numpy dtype / float / int  Constant("float32")... when used as a value (`dtype=`)
     module                     a namespace: only attribute access resolves it
@@ -32,7 +32,7 @@ import weakref
 import numpy as np
 
 from .. import lib
-from ..ad.transforms import is_transform, value_graph
+from ..ir.protocol import is_transform, value_graph
 from ..errors import MyiaNameError, MyiaSourceError, MyiaSyntaxError, MyiaTypeError
 from ..ir import Constant, Graph
 from ..prim import Primitive

@@ -55,7 +55,7 @@ NEGATIVE_POWER_ARRAY = "Integers to negative integer powers are not allowed."
 def _numpy_scalars(*args):
     """Whether an operation on scalars is NumPy's: one of them is a NumPy scalar
     (np.float64, np.int64, np.bool_, np.float32), and so is its result.  On Python
-    numbers alone it is Python's (see myia.infer.abstract, AScalar's `numpy`)."""
+    numbers alone it is Python's (see myia.abstract, AScalar's `numpy`)."""
     return any(isinstance(a, np.generic) for a in args)
 
 

@@ -1,4 +1,4 @@
-"""Lists and dicts: tuples whose kind inference remembers (see myia.infer.abstract).
+"""Lists and dicts: tuples whose kind inference remembers (see myia.abstract).
 
 A list or a dict is a tuple at run time; what it is for Python (and for `d["k"]`,
 iteration and the values a compiled function returns) is part of its type.  These

@@ -300,18 +300,12 @@ def _cumprod_series(out, x, axis, reverse):
     return y
 
 
-_graphs = {}
-
-
 def _subset(fn):
-    """The parsed graph of a helper above (parsed once)."""
-    g = _graphs.get(fn)
-    if g is None:
-        from ..parser import parse
+    """The parsed graph of a helper above (parse caches it)."""
+    # the parser is above the primitives: asked only when a jet first needs a helper
+    from ..parser import parse
 
-        g = _graphs[fn] = parse(fn)
-        g.flags["core"] = True
-    return g
+    return parse(fn)
 
 
 def _map(fn, term, *others):

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...arguments import entry_value, exit_value, internal_values
 from ...errors import MyiaBackendError
-from ...infer.abstract import AArray, AScalar, ATuple, abstract_of, broaden
+from ...abstract import AArray, AScalar, ATuple, abstract_of, broaden
 from ...ir import Constant, clone_many, manage
 from ..vm import VM, Closure
 from .fusion import FusionPlan, fuse, remove_aliases

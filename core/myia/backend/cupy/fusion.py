@@ -36,7 +36,7 @@ thus becomes one `ReductionKernel`.
 import hashlib
 import re
 
-from ...infer.abstract import AArray, AScalar, ATuple
+from ...abstract import AArray, AScalar, ATuple
 from ...ir import Apply, Constant, Graph, manage
 from ...prim import Primitive
 from ...prim import ops as P

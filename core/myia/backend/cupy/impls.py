@@ -25,7 +25,7 @@ import operator
 
 import numpy as np
 
-from ...infer.abstract import AArray, ATuple
+from ...abstract import AArray, ATuple
 from ...prim import ops as P
 from ...prim.mathfn import LIBM
 from ...prim.grad_ops import EMPTY_ENV, EnvInstance

@@ -122,6 +122,6 @@ class FusedKernel:
 
 
 def _is_array(node):
-    from ...infer.abstract import AArray
+    from ...abstract import AArray
 
     return isinstance(node.abstract, AArray)

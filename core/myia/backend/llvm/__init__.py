@@ -10,7 +10,13 @@
     cons_loop   a recursion that wraps its call's result in a closure, as a loop
     ops_scalar  scalar primitives and the elementwise operations arrays share
     ops_struct  tuples, closures, environments, sensitivities
-    ops_array   fused elementwise loops, reductions, views, BLAS products, creation
+    arrays      the array representation and the helpers array rules share (allocation,
+                elements, filling, C-contiguous copies)
+    ops_elementwise  fused elementwise loops: fusion, broadcasting, the vectorized loop nest
+    ops_accumulate  reduce_sum, reduce_max, sum_to, unbroadcast: one accumulate loop
+    ops_views   full; the views (broadcast_to, transpose, reshape: no copy); shape, ndim
+    ops_index   basic indexing and slicing as views; getitem_grad
+    ops_blas    dot through BLAS (gemm, gemv, dot); integer products as loops
     ops_reduce  the reductions of the NumPy surface (cumulative sums, sorts' keys...)
     ops_shape   the rearrangements (concatenation, gathers, sorting, padding)
     ops_linalg  the linear algebra of the NumPy surface (batched products, solves)
@@ -84,7 +90,7 @@ class LLVMBackend:
         signature)."""
         entry = self._by_fn.get(fn)
         if entry is None:
-            from ...pipeline import header
+            from ...parser.programs import header
 
             name, names, defaults = header(fn)
             entry = self._by_fn[fn] = (self.dispatcher(fn, fn, name), names, defaults)

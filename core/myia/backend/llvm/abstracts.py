@@ -1,4 +1,4 @@
-"""From inference's abstract values (`myia.infer.abstract`) to the backend's LTypes.
+"""From inference's abstract values (`myia.abstract`) to the backend's LTypes.
 
     AScalar(dtype[, value])   -> Scalar(dtype)        (a known value is a Constant by now)
     AArray(dtype, shape)      -> Array(dtype, shape)
@@ -19,6 +19,7 @@
 An LType given directly as a node's `abstract` is taken as it is (tests use this).
 """
 
+from ... import abstract as A
 from .ltypes import ANY_ENV, Array, Callee, Env, Func, LType, Scalar, Static, Tuple
 
 _DTYPES = ("bool", "int64", "float64", "float32")
@@ -35,7 +36,7 @@ class OptionTable:
     a value of that option says, by its tag, which copy made it."""
 
     def __init__(self, mng):
-        from ...infer.abstract import AFunction
+        from ...abstract import AFunction
         from ...ir import Apply, Constant, Graph
         from ...prim import ops as P
 
@@ -107,7 +108,6 @@ class Converter:
         return r
 
     def convert(self, a, node):
-        from ...infer import abstract as A
         from .lower import backend_error
 
         t = type(a)
@@ -144,14 +144,12 @@ class Converter:
         raise backend_error(f"a value of abstract type {a}", node)
 
     def unreachable(self, o):
-        from ...infer import abstract as A
 
         return isinstance(o, A.GraphFunction) and self.options.graph_of(o) is None \
             and not self.options.records(o)
 
     def callees(self, o, node):
         """The Callees that values of option `o` may be: one, or one per copy."""
-        from ...infer import abstract as A
 
         if isinstance(o, A.GraphFunction):
             records = self.options.records(o)
@@ -174,7 +172,6 @@ class Converter:
         return g in self.options.copies(o)
 
     def option(self, o, node):
-        from ...infer import abstract as A
         from .lower import backend_error
 
         if isinstance(o, A.PrimitiveFunction):
@@ -208,7 +205,7 @@ def known_value(node):
     a = node.abstract
     if a is None or isinstance(a, LType):
         return False, None
-    from ...infer.abstract import NOT_CONSTANT, constant_value
+    from ...abstract import NOT_CONSTANT, constant_value
 
     v = constant_value(a)
     if v is NOT_CONSTANT:

@@ -157,7 +157,8 @@ def _emit_affine(fl, p, part, out_data, dtype):
     """A loop nest over p.dims: vector copies where the innermost step is 1, a vector
     of `lanes` elements shuffled to `inner` copies each where it is 0 (a repeat), a
     splat where it is 0 along a long axis, else element by element."""
-    from .ops_array import LoopNest, c_strides
+    from .arrays import c_strides
+    from .ops_elementwise import LoopNest
 
     b = fl.b
     data, pst = part
@@ -221,7 +222,7 @@ def _emit_affine(fl, p, part, out_data, dtype):
 def _emit_runs(fl, p, parts, out_data, dtype):
     """A loop over the rows of the plan's table (a constant array): memcpy for a run
     of step 1 in a part of unit stride, else a copy element by element."""
-    from .ops_array import array_constant
+    from .arrays import array_constant
 
     b = fl.b
     rows = len(p.table)

@@ -21,10 +21,11 @@ import llvmlite.ir as ir
 
 from ...errors import MyiaShapeError
 from ...prim import ops as P
+from .arrays import data_of, dim, is_c_contiguous, new_array
 from .cg import _known_int, i64
 from .ltypes import ITEMSIZE, Array, Scalar
-from .ops_array import (Leaf, Op, _blas_operand, _float_ptr, call_gemm, data_of, dim, ew_name,
-                        is_c_contiguous, new_array, tree_shapes, write_elementwise)
+from .ops_blas import _blas_operand, _float_ptr, call_gemm
+from .ops_elementwise import Leaf, Op, ew_name, tree_shapes, write_elementwise
 from .ops_scalar import FLOATS, cast
 from .runtime import declare
 

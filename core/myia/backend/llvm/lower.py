@@ -536,7 +536,7 @@ def coerce(fl, v, src, dst, node=None):
         return v
     if isinstance(src, Array) and src.ndim == 0 and isinstance(dst, Scalar):
         # inference types a 0-d array joined with a number as the number
-        from .ops_array import data_of, load_elem
+        from .arrays import data_of, load_elem
         from .ops_scalar import cast
 
         return cast(b, load_elem(b, data_of(b, v), i64(0), src.dtype), src.dtype, dst.dtype)
@@ -884,7 +884,7 @@ class FnLowering(Emitter):
                 if users and all(i == 0 and u.graph is g for u, i in users):
                     skip.add(node)
         from .gemm_update import gemm_updates
-        from .ops_array import fused_nodes
+        from .ops_elementwise import fused_nodes
 
         self.fused = fused_nodes(self, g)
         self.gemm_updates = gemm_updates(self, g, self.fused)
@@ -950,7 +950,7 @@ class FnLowering(Emitter):
                 return self.make_func_value(opt, [self.value(fv) for fv in self.L.fvs[v]])
             return ir.Constant(to_ir(t), [])  # a primitive
         if isinstance(t, Array):
-            from .ops_array import array_constant
+            from .arrays import array_constant
 
             return array_constant(self, v, t)
         raise backend_error(f"the constant {v!r}", node)
@@ -1175,5 +1175,5 @@ def _plain(t):
 
 
 # the rules
-from . import (ops_array, ops_dynamic, ops_linalg, ops_reduce, ops_scalar,  # noqa: E402,F401
-               ops_shape, ops_struct)
+from . import (ops_accumulate, ops_blas, ops_dynamic, ops_elementwise,  # noqa: E402,F401
+               ops_index, ops_linalg, ops_reduce, ops_scalar, ops_shape, ops_struct, ops_views)

@@ -1,5 +1,5 @@
-"""LLVM lowering of indexing at run-time positions (myia.prim.dynamic; see ops_array.py
-for the array representation and the loop nests).
+"""LLVM lowering of indexing at run-time positions (myia.prim.dynamic; see arrays.py
+for the array representation and ops_elementwise.py for the loop nests).
 
     dynamic_slice          a view (no copy): x's data moved to the start, the axis
                            `size` long, the strides kept; the start checked first
@@ -24,11 +24,12 @@ from ...errors import MyiaIndexError, MyiaSliceBoundsError
 from ...prim import ops as P
 from ...prim.dynamic import index_message, slice_message
 from . import cg
+from .arrays import (c_strides, data_of, dims, elem_ptr, load_elem, make_array, new_array,
+                     store_elem, strides)
 from .cg import i64
 from .lower import backend_error, rule
 from .ltypes import EMPTY, ITEMSIZE, Array, Static
-from .ops_array import (LoopNest, c_strides, data_of, dims, elem_ptr, load_elem, make_array,
-                        new_array, store_elem, strides)
+from .ops_elementwise import LoopNest
 from .ops_scalar import cast
 from .ops_shape import _axis, _static_dims, copy_into
 from .runtime import I1, declare

@@ -1,4 +1,4 @@
-"""LLVM lowering of the linalg primitives of issue 18 (see ops_array.py for the conventions).
+"""LLVM lowering of the linalg primitives of issue 18 (see arrays.py for the conventions).
 
 `batch_matmul` (..., m, k) @ (..., k, n): float operands are one BLAS gemm call per
 batch index (`dgemm`/`sgemm`, a transposed operand is a flag, not a copy, as for `dot`);
@@ -11,12 +11,13 @@ import contextlib
 
 from ...errors import MyiaShapeError
 from ...prim import ops as P
+from .arrays import (_copied_unless, data_of, dims, elem_ptr, fill, load_elem, new_array,
+                     store_elem, strides)
 from .cg import _known_int, for_range, i64, outlined
 from .lower import backend_error, rule
 from .ltypes import ELEM_IR, Array
-from .ops_array import (_at_least_1, _char_ptr, _copied_unless, _float_ptr, _int_ptr, data_of,
-                        dims, elem_ptr, ew_values, fill, load_elem, new_array, store_elem,
-                        strides)
+from .ops_blas import _at_least_1, _char_ptr, _float_ptr, _int_ptr
+from .ops_elementwise import ew_values
 from .ops_scalar import FLOATS, const_like
 from .runtime import I1, declare
 
@@ -85,7 +86,7 @@ def lower_batch_matmul(fl, node, args, types, out):
 def _matrix_layout(fl, v, t):
     """(v or a C-contiguous copy of it, row, ld): `row` says whether the matrices of
     the last two axes are row-major (else column-major); `ld` is BLAS's leading
-    dimension of the column-major view (see `_blas_operand` in ops_array.py)."""
+    dimension of the column-major view (see `_blas_operand` in ops_blas.py)."""
     b = fl.b
     d0, d1 = dims(fl, v, t)[-2:]
     s0, s1 = strides(fl, v, t)[-2:]

@@ -1,6 +1,6 @@
-"""LLVM lowering of the reduce primitives of issue 18 (see ops_array.py for the conventions).
+"""LLVM lowering of the reduce primitives of issue 18 (see arrays.py for the conventions).
 
-`reduce_prod` is ops_array's reduction loop (`lower_reduce`) with products.
+`reduce_prod` is ops_accumulate's reduction loop (`lower_reduce`) with products.
 
 The scans (`cumsum`, `cumprod`, `linear_recurrence`) write a new C-contiguous array,
 step by step along the axis (backwards when `reverse`), from strided inputs.  When the
@@ -20,11 +20,12 @@ import llvmlite.ir as ir
 
 from ...errors import MyiaValueError
 from ...prim import ops as P
+from .arrays import data_of, dims, load_elem, make_array, new_array, store_elem, strides
 from .cg import for_range, i32, i64, outlined
-from .ops_array import (LoopNest, choose_lanes, data_of, dims, load_elem, lower_reduce,
-                        make_array, new_array, store_elem, strides)
 from .lower import backend_error, rule
 from .ltypes import ELEM_IR, ITEMSIZE, Array
+from .ops_accumulate import lower_reduce
+from .ops_elementwise import LoopNest, choose_lanes
 from .ops_scalar import FLOATS, cast, splat
 
 

@@ -2,7 +2,7 @@
 
 Every elementwise operation is written once, over values that are either scalars or
 vectors of `lanes` elements (`ew_unary`, `ew_binary`), and used both by the scalar
-rules here and by the fused array loops of `ops_array`.
+rules here and by the fused array loops of `ops_elementwise`.
 
 Semantics follow the VM (`myia.prim.arith`): float operations are IEEE 754 (1.0 / 0.0
 is inf; no fast-math: results match NumPy's up to the last bit, except where libm
@@ -593,7 +593,7 @@ def to_bool(fl, v, t, node):
     if isinstance(t, Scalar):
         return cast(fl.b, v, t.dtype, "bool")
     if isinstance(t, Array):
-        from .ops_array import array_truth
+        from .ops_views import array_truth
 
         return array_truth(fl, v, t, node)
     if isinstance(t, Tuple):
@@ -621,7 +621,7 @@ def scalar_operands(fl, args, types, out, node):
     if not isinstance(out, Scalar) or not any(isinstance(t, Array) for t in types):
         return args, types
     from .lower import backend_error
-    from .ops_array import data_of, load_elem
+    from .arrays import data_of, load_elem
 
     new_args, new_types = [], []
     for a, t in zip(args, types):
@@ -640,7 +640,7 @@ def _elementwise_rule(name):
 
         args, types = scalar_operands(fl, args, types, out, node)
         if _any_array(types, out):
-            from .ops_array import materialize
+            from .ops_elementwise import materialize
 
             return materialize(fl, node)
         b = fl.b
@@ -711,7 +711,7 @@ for _p in all_primitives().values():
 @rule(P.to_float)
 def lower_to_float(fl, node, args, types, out):
     if _any_array(types, out):
-        from .ops_array import materialize
+        from .ops_elementwise import materialize
 
         return materialize(fl, node)
     return cast(fl.b, args[0], types[0].dtype, out.dtype)
@@ -720,7 +720,7 @@ def lower_to_float(fl, node, args, types, out):
 @rule(P.to_int)
 def lower_to_int(fl, node, args, types, out):
     if _any_array(types, out):
-        from .ops_array import materialize
+        from .ops_elementwise import materialize
 
         return materialize(fl, node)
     b = fl.b
@@ -744,7 +744,7 @@ def lower_truth(fl, node, args, types, out):
 def lower_where(fl, node, args, types, out):
     args, types = scalar_operands(fl, args, types, out, node)
     if _any_array(types, out):
-        from .ops_array import materialize
+        from .ops_elementwise import materialize
 
         return materialize(fl, node)
     c, x, y = args
@@ -754,7 +754,7 @@ def lower_where(fl, node, args, types, out):
 @rule(P.astype)
 def lower_astype(fl, node, args, types, out):
     if _any_array(types, out):
-        from .ops_array import materialize
+        from .ops_elementwise import materialize
 
         return materialize(fl, node)
     return cast(fl.b, args[0], types[0].dtype, out.dtype)

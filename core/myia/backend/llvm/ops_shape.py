@@ -1,5 +1,5 @@
-"""LLVM lowering of the rearrangement primitives (myia.prim.rearrange; see ops_array.py
-for the array representation and the loop nests).
+"""LLVM lowering of the rearrangement primitives (myia.prim.rearrange; see arrays.py
+for the array representation and ops_elementwise.py for the loop nests).
 
     concatenate            a new array; each part copied into its slab (a vectorized
                            loop nest per part)
@@ -18,7 +18,7 @@ for the array representation and the loop nests).
     take_along_axis_grad   zeros, then a loop nest over d adding each element at its index
 
 The argsort of a sort and the concatenation a planned gather reads from are computed
-by their user (`absorbed_nodes`; they are among the nodes `ops_array.fused_nodes`
+by their user (`absorbed_nodes`; they are among the nodes `ops_elementwise.fused_nodes`
 gives the lowering to skip).
 """
 
@@ -29,12 +29,13 @@ from ...errors import MyiaValueError
 from ...ir import Constant
 from ...prim import ops as P
 from . import gathers
+from .arrays import (c_strides, data_of, dims, elem_ptr, load_elem, make_array, new_array,
+                     store_elem, strides)
 from .cg import NULL, for_range, i64, outlined, ret_status_if, runtime_fn
 from .lower import backend_error, rule
 from .ltypes import ITEMSIZE, Array, to_ir
-from .ops_array import (LoopNest, Leaf, Op, _prepare_leaves, _splat_before_inner, c_strides,
-                        choose_lanes, data_of, dims, elem_ptr, emit_expr, load_elem,
-                        make_array, new_array, store_elem, strides)
+from .ops_elementwise import (Leaf, LoopNest, Op, _prepare_leaves, _splat_before_inner,
+                              choose_lanes, emit_expr)
 from .ops_scalar import cast
 from .npyloops import sort_symbol
 from .runtime import I1, I32, I64, PTR, STATUS_NOMEM, declare

@@ -96,7 +96,7 @@ def lower_tuple_cons(fl, node, args, types, out):
 def lower_getitem(fl, node, args, types, out):
     t = types[0]
     if isinstance(t, Array):
-        from .ops_array import array_getitem
+        from .ops_index import array_getitem
 
         return array_getitem(fl, node, args, types, out)
     if isinstance(t, Tuple):
@@ -215,7 +215,7 @@ def zeros(fl, t, like, like_t, node, one=False):
 
         return const_like(t.dtype, 1 if one else 0, 1)
     if isinstance(t, Array):
-        from .ops_array import full_like
+        from .arrays import full_like
 
         return full_like(fl, like, like_t, t, 1 if one else 0, node)
     if isinstance(t, Tuple):
@@ -254,7 +254,7 @@ def lower_grad_seed(fl, node, args, types, out):
 
         return const_like(out.dtype if isinstance(out, Scalar) else t.dtype, 1.0, 1)
     if isinstance(t, Array) and t.ndim == 0 and t.is_float:
-        from .ops_array import full_like
+        from .arrays import full_like
 
         return full_like(fl, args[0], t, out, 1.0, node)
     fl.fail(node, MyiaGradError, f"grad needs a function that returns a float scalar, "
@@ -271,7 +271,7 @@ def gadd(fl, x, y, tx, ty, out, node):
         (x, y), (tx, ty) = scalar_operands(fl, [x, y], [tx, ty], out, node)
         return ew_binary(b, "add", x, y, tx.dtype, ty.dtype, out.dtype, True)
     if isinstance(out, Array):
-        from .ops_array import ew_values
+        from .ops_elementwise import ew_values
 
         return ew_values(fl, "add", [x, y], [tx, ty], out, node)
     if isinstance(out, Tuple):
@@ -292,7 +292,7 @@ def gadd(fl, x, y, tx, ty, out, node):
 @rule(P.gadd)
 def lower_gadd(fl, node, args, types, out):
     if isinstance(out, Array):
-        from .ops_array import materialize
+        from .ops_elementwise import materialize
 
         return materialize(fl, node)
     return gadd(fl, args[0], args[1], types[0], types[1], out, node)
@@ -348,7 +348,7 @@ def _transform_by_option(fl, node, args, types, out, kind, position_of):
 def _position_of(o, out, node, kind, of_prim, of_graph):
     """The option of function type `out` that is `kind` (J or T) of option `o`: the
     graph `of_prim(prim)` or `of_graph(graph)` built for it."""
-    from ...infer.abstract import GraphFunction, PrimitiveFunction
+    from ...abstract import GraphFunction, PrimitiveFunction
 
     k = o.key
     if isinstance(k, PrimitiveFunction):
@@ -506,7 +506,7 @@ def lower_env_add(fl, node, args, types, out):
 def lower_static_only(fl, node, args, types, out):
     if isinstance(out, Static):
         return ir.Constant(EMPTY, [])
-    from .ops_array import runtime_shape_op
+    from .ops_views import runtime_shape_op
 
     return runtime_shape_op(fl, node, args, types, out)
 

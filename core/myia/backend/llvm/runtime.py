@@ -742,7 +742,7 @@ def _compile_runtime(e):
     unboxing and boxing, strided copies), compiled once here instead of once per
     program (the module is the same in every process: its machine code comes from
     the disk cache after the first time)."""
-    from . import cg, ops_array, wrapper  # noqa: F401  (they register their helpers)
+    from . import arrays, cg, wrapper  # noqa: F401  (they register their helpers)
 
     names = ["myia_capsule_free", *sorted(cg.RUNTIME_FUNCTIONS)]
     key = _runtime_key(e)

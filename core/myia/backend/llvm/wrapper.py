@@ -111,7 +111,7 @@ class DictType(Tuple):
 def with_kinds(t, a):
     """The boundary type of a value of LType `t` whose abstract is `a`: its lists and
     dicts (tuples inside) become ListType and DictType, for boxing and unboxing."""
-    from ...infer.abstract import AScalar, ATuple
+    from ...abstract import AScalar, ATuple
 
     if isinstance(a, AScalar) and a.numpy and type(t) is Scalar and t.dtype != "float32":
         return NumpyScalar(t.dtype)

@@ -58,11 +58,11 @@ the default of env_getitem has the type of the value).
 
 import numpy as np
 
-from ..ad.transforms import is_transform
-from ..errors import MyiaTypeError
-from ..ir import EnvKey, Graph
-from ..prim import Primitive
-from ..prim.containers import KEY_TYPES, DictValue, ListValue, container_value, kind_of_value
+from .errors import MyiaTypeError
+from .ir import EnvKey, Graph
+from .ir.protocol import is_transform
+from .prim import Primitive
+from .prim.containers import KEY_TYPES, DictValue, ListValue, container_value, kind_of_value
 
 
 class _Any:
@@ -577,7 +577,7 @@ def abstract_of(value):
         return AFunction([GraphFunction(value, None)])
     if hasattr(value, "__myia_J__") and not is_transform(value):  # GradMacro, JOf
         return AFunction([MacroFunction(value)])
-    from ..prim.grad_ops import EnvInstance
+    from .prim.grad_ops import EnvInstance
 
     if isinstance(value, EnvInstance):
         return AEnv({k: abstract_of(v) for k, v in value.contents.items()})
