@@ -18,7 +18,7 @@ import myia  # noqa: F401  (registers the library's primitives)
 from myia.backend.cupy.codegen import EW_OPS
 from myia.backend.cupy.emulator import Emulator
 from myia.backend.cupy.impls import HOST_ARGS, STRUCTURAL, ImplTable
-from myia.backend.llvm.lower import RULES as LLVM_RULES
+from myia.backend.llvm.registry import RULES as LLVM_RULES
 from myia.backend.llvm.ops_elementwise import EW_ALL, LIBM_NAMES
 from myia.infer.rules import RULES as INFER_RULES
 from myia.prim import all_primitives
@@ -78,7 +78,7 @@ def missing_rules(p):
         missing.append("infer")
     if not p.nondiff:
         missing += [k for k in ("bprop", "jvp", "jet") if k not in p.rules]
-    if p.name not in LLVM_RULES:
+    if p not in LLVM_RULES:
         missing.append("llvm")
     if p not in _CUPY.device and p not in STRUCTURAL and p not in HOST_ARGS:
         missing.append("cupy")
@@ -118,7 +118,7 @@ def test_elementwise_trait_reaches_every_backend(p):
     # semantics) through CuPy's own ufuncs
     assert p.name in EW_ALL
     assert p in EW_OPS or p.name in ("floordiv", "mod"), f"{p.name}: no CuPy template"
-    assert p in INFER_RULES and p.name in LLVM_RULES
+    assert p in INFER_RULES and p in LLVM_RULES
 
 
 def _samples(p):

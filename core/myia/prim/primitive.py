@@ -23,7 +23,7 @@ Its rules are registered next to it and kept in tables keyed by the primitive ob
 `@bprop(p)`, `@jvp(p)` (functions written in the Python subset) and `@jet(p)` (a
 Taylor rule: myia.prim.series) here in `p.rules`; its inference rule in
 `myia.infer.rules.RULES` (a default for elementwise primitives); each backend's
-lowering in that backend's table (`myia.backend.llvm.lower.RULES`, the CuPy `ImplTable`).
+lowering in that backend's table (`myia.backend.llvm.registry.RULES`, the CuPy `ImplTable`).
 tests/prim/test_completeness.py lists what each primitive has and fails naming what is
 missing.  Asking for a rule a primitive lacks is an error that names the primitive and
 the rule.

@@ -1,11 +1,15 @@
-"""The LLVM backend: typed graphs to native code with llvmlite (see DESIGN.md, "Backends").
+"""The LLVM backend: typed graphs to native code with llvmlite (see docs/DESIGN.md,
+"Backends").
 
     runtime     the JIT engine, external symbols (BLAS, libmvec, CPython, NumPy), the
                 status codes and the per-call context, the interrupt flag
     capi        struct layouts of the CPython and NumPy objects native code reads
     ltypes      the backend's types and their native representation
     abstracts   inference's abstract values -> ltypes
-    lower       graphs -> LLVM functions (calls, loops, closures, recursion, errors)
+    registry    each primitive's lowering rule (`@rule`), the backend's errors
+    lower       graphs -> LLVM functions (calls, loops, closures, recursion, errors),
+                each primitive through its rule in the registry
+    values      native values between types: joins, coercions, captured values
     explicit_stack  a recursion with one recursive call as a loop over a stack
     cons_loop   a recursion that wraps its call's result in a closure, as a loop
     ops_scalar  scalar primitives and the elementwise operations arrays share
@@ -34,6 +38,10 @@
 """
 
 from .runtime import clear_interrupt, request_interrupt
+
+# every primitive's lowering, registered in registry.RULES, which lower.py reads
+from . import (ops_accumulate, ops_blas, ops_dynamic, ops_elementwise,  # noqa: F401
+               ops_index, ops_linalg, ops_reduce, ops_scalar, ops_shape, ops_struct, ops_views)
 
 
 class LLVMBackend:

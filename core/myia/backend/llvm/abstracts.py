@@ -21,6 +21,7 @@ An LType given directly as a node's `abstract` is taken as it is (tests use this
 
 from ... import abstract as A
 from .ltypes import ANY_ENV, Array, Callee, Env, Func, LType, Scalar, Static, Tuple
+from .registry import backend_error
 
 _DTYPES = ("bool", "int64", "float64", "float32")
 
@@ -108,8 +109,6 @@ class Converter:
         return r
 
     def convert(self, a, node):
-        from .lower import backend_error
-
         t = type(a)
         if t is A.AScalar:
             if a.dtype not in _DTYPES:
@@ -172,8 +171,6 @@ class Converter:
         return g in self.options.copies(o)
 
     def option(self, o, node):
-        from .lower import backend_error
-
         if isinstance(o, A.PrimitiveFunction):
             return Callee(prim=o.prim, key=o)
         if isinstance(o, A.GraphFunction):

@@ -21,7 +21,7 @@ import numpy as np
 from ...errors import MyiaOverflowError, MyiaValueError
 from ...prim.shape import MAX_BYTES, NEGATIVE_DIMS, TOO_BIG
 from .cg import _known_int, for_range, i32, i64, outlined, runtime_fn
-from .lower import backend_error
+from .registry import backend_error
 from .ltypes import ELEM_IR, ITEMSIZE, Array, Static, Tuple, array_ir, to_ir
 from .ops_scalar import FLOATS, cast, const_like, splat
 from .runtime import I1, I8, I64, PTR, declare, declare_global

@@ -32,7 +32,9 @@ from .chain import chain_layout
 # records, a MyiaRecursionError
 from .explicit_stack import MAX_BYTES, MAX_DEPTH
 from .ltypes import to_ir
+from .registry import what_is_made
 from .runtime import I64, PTR, STATUS_OK
+from .values import coerce, load_captured
 
 
 def is_cons_site(L, site):
@@ -84,8 +86,6 @@ class ConsLoop:
 
     def emit_site(self, node):
         """Make the closure the graph returns, link it, and loop; the block ends (None)."""
-        from .lower import _what_is_made, coerce, load_captured
-
         fl = self.fl
         b = fl.b
         L = fl.L
@@ -105,7 +105,7 @@ class ConsLoop:
                     node, MyiaRecursionError,
                     f"recursion too deep: more than {MAX_DEPTH} pending calls of "
                     f"{fl.entry.name}, or {MAX_BYTES >> 20} MiB of their closures")
-        site = fl.site(node, MyiaMemoryError, _what_is_made(node))
+        site = fl.site(node, MyiaMemoryError, what_is_made(node))
         if self.lay is not None:
             self.append(node, ctype, [None if i == k else fl.value(v) for i, v in enumerate(fvs)],
                         site)
@@ -139,8 +139,6 @@ class ConsLoop:
     def append(self, node, ctype, values, site):
         """A chain's record of `values` after the last one, in a new segment when
         that one is full; the first is the result."""
-        from .lower import coerce
-
         fl = self.fl
         b = fl.b
         lay = self.lay
@@ -164,8 +162,6 @@ class ConsLoop:
     def ret(self, v):
         """Return `v` (of the function's output type): into the last hole (or as the
         chain's terminal), if any."""
-        from .lower import coerce
-
         fl = self.fl
         b = fl.b
         last = self.hole if self.lay is None else self.segment

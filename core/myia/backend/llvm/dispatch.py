@@ -30,6 +30,7 @@ import time
 from ...ir import manage
 from . import runtime
 from .lower import Lowering
+from .registry import backend_error
 from .wrapper import DEEP, MISMATCH, EntryBuilder, make_callable, value_type, with_kinds
 
 #: the stack of the thread that runs deep calls
@@ -86,8 +87,6 @@ def _compile_program(graph, dump):
     arg_types = [L.ltype(p) for p in graph.parameters]
     out_type = L.out_type(graph)
     if L.fvs[graph]:
-        from .lower import backend_error
-
         raise backend_error(f"the program {graph.name}, which has free variables")
     for t in arg_types:
         _check_boxable(t, "argument", graph)
@@ -113,7 +112,6 @@ def _compile_program(graph, dump):
 
 
 def _check_boxable(t, what, graph):
-    from .lower import backend_error
     from .ltypes import Array, Scalar, Static, Tuple
 
     if isinstance(t, (Scalar, Array)):

@@ -27,6 +27,7 @@ from . import cg
 from .cg import NULL, check_status, i32, i64
 from .ltypes import ANY_ENV, AnyEnv, Array, Env, Scalar, Static, Tuple, to_ir
 from .runtime import I32, I64, PREFIX, PTR, STATUS_OK
+from .values import coerce, sizeof
 
 NODE = ir.LiteralStructType([I64, I64, PTR, PTR])
 KEY, TID, VALUE, NEXT = range(4)
@@ -128,11 +129,9 @@ class DynamicEnvs:
 
     def store(self, fl, env, key, v, t):
         """env with `key` set to `v` (of type t)."""
-        from .lower import _sizeof, coerce
-
         b = fl.b
         c = canonical(t)
-        box = fl.alloc(i64(max(8, _sizeof(fl, to_ir(c)))))
+        box = fl.alloc(i64(max(8, sizeof(fl, to_ir(c)))))
         b.store(coerce(fl, v, t, c), box)
         return self.set(fl, env, i64(self.key_id(key)), i64(self.tid(c)), box)
 
@@ -214,7 +213,7 @@ class DynamicEnvs:
     def _set_fn(self):
         """i32 set(ctx, ptr env, i64 key, i64 tid, ptr value, ptr out): a new node of
         key in front of a copy of the nodes before key's old one (the rest shared)."""
-        from .lower import Emitter
+        from .lower import Emitter  # (lower.py imports this module)
 
         try:
             return self.L.module.get_global(f"{PREFIX}_env_set")
@@ -242,10 +241,8 @@ class DynamicEnvs:
         return f
 
     def _node(self, e, key, tid, value):
-        from .lower import _sizeof
-
         b = e.b
-        n = e.alloc(i64(_sizeof(e, NODE)))
+        n = e.alloc(i64(sizeof(e, NODE)))
         for k, v in ((KEY, key), (TID, tid), (VALUE, value), (NEXT, NULL)):
             _set_field(b, n, k, v)
         return n
@@ -283,8 +280,7 @@ class DynamicEnvs:
 
     def _define_reader(self, f, out):
         """i32 read(ctx, ptr node, ptr out): the node's value as an `out`."""
-        from .lower import Emitter, coerce
-
+        from .lower import Emitter  # (lower.py imports this module)
         e = Emitter.helper(self.L, f)
         b = e.b
         _, node, outp = f.args
@@ -301,7 +297,7 @@ class DynamicEnvs:
     def _define_add(self):
         """i32 add(ctx, ptr x, ptr y, ptr out): x's and y's entries, those of the keys
         both have added."""
-        from .lower import Emitter, _sizeof
+        from .lower import Emitter  # (lower.py imports this module)
         from .ops_struct import gadd
 
         f = self.add_fn
@@ -330,7 +326,7 @@ class DynamicEnvs:
             vx = b.load(_field(b, p, VALUE, PTR), typ=to_ir(c))
             vy = b.load(vq, typ=to_ir(c))
             s = gadd(e, vx, vy, c, c, c, None)
-            new = e.alloc(i64(max(8, _sizeof(e, to_ir(c)))))
+            new = e.alloc(i64(max(8, sizeof(e, to_ir(c)))))
             b.store(s, new)
             b.store(new, box)
             b.branch(summed)

@@ -144,7 +144,7 @@ class ExplicitStack:
         if callee.is_constant_graph():
             recurse(None, None, [fl.value(fv) for fv in L.fvs.get(callee.value, ())])
         else:
-            from .lower import load_captured
+            from .values import load_captured  # (values -> chain -> this module)
 
             ftype = fl.ltype(callee)
             fv = fl.value(callee)
@@ -170,7 +170,7 @@ class ExplicitStack:
 
     def level_values(self, opt, record):
         """The values the called level binds: those of `opt` in `record`."""
-        from .lower import load_captured
+        from .values import load_captured  # (values -> chain -> this module)
 
         return load_captured(self.fl.b, self.fl.L, opt, record) if opt.n_captured else []
 
@@ -278,7 +278,7 @@ class ExplicitStack:
         b = fl.b
         if not self.returns:
             return
-        from .lower import coerce
+        from .values import coerce  # (values -> chain -> this module)
 
         b.position_at_end(self.unwind_block())
         v = b.phi(to_ir(fl.out_t), name="result")

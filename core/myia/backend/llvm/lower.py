@@ -49,37 +49,21 @@ from ...errors import (MyiaBackendError, MyiaError, MyiaMemoryError, MyiaRecursi
 from ...ir import Apply, Constant, Graph, Parameter, manage
 from ...prim import Primitive
 from ...prim import ops as P
-from . import cg, chain
+from . import abstracts, cg, chain
+from .arrays import array_constant
 from .cg import NULL, alloca, check_status, ctx_load, ctx_store, i32, i64
 from .chain import chain_layout
-from .dynenv import DynamicEnvs
 from .cons_loop import ConsLoop, is_cons_site
+from .dynenv import DynamicEnvs
 from .explicit_stack import ExplicitStack, recursive_site
-from .ltypes import (ANY_ENV, CLOSURE_IR, EMPTY, AnyEnv, Array, Callee, Env, Func, Scalar,
-                     Static, Tuple, to_ir)
-from .runtime import (F32, F64, I1, I32, PREFIX, PTR, STATUS_ERROR, STATUS_NOMEM,
-                      STATUS_OK, STATUS_STACK, declare)
-
-#: primitive name -> lowering rule; filled by the ops_* modules through `rule`
-RULES = {}
-
-
-def rule(*prims):
-    """`@rule(P.add, P.sub)`: def lower(fl, node, args, types, out) -> value.
-
-    `args` are the LLVM values of the inputs, `types` their LTypes, `out` the LType of
-    the result."""
-
-    def deco(fn):
-        for p in prims:
-            if p.name in RULES:  # one lowering per primitive, in one place
-                raise AssertionError(f"{p.name} has two LLVM lowerings: "
-                                     f"{RULES[p.name].__name__} and {fn.__name__}")
-            RULES[p.name] = fn
-        return fn
-
-    return deco
-
+from .gemm_update import gemm_updates
+from .ltypes import EMPTY, Array, Callee, Func, Scalar, Static, Tuple, to_ir
+from .ops_elementwise import fused_nodes
+from .ops_scalar import to_bool
+from .registry import RULES, backend_error, what_is_made
+from .runtime import (F32, F64, I1, I32, PREFIX, PTR, STATUS_ERROR, STATUS_INTERRUPT,
+                      STATUS_NOMEM, STATUS_OK, STATUS_STACK, clear_interrupt, declare)
+from .values import coerce, load_captured, sizeof
 
 # ---- errors ------------------------------------------------------------------------
 
@@ -104,8 +88,6 @@ class ErrorTable:
     def error_of(self, status, site, a, b, c):
         """The exception of a call that failed with `status` at error site `site`
         (returned: the native entry raises it, see wrapper)."""
-        from .runtime import STATUS_INTERRUPT, clear_interrupt
-
         if status == STATUS_INTERRUPT:
             clear_interrupt()
             return KeyboardInterrupt()
@@ -125,25 +107,6 @@ class ErrorTable:
             exc, message, loc = self.sites[site]
             return exc(message.format(a=a, b=b, c=c), loc)
         return MyiaError(f"compiled code failed with status {status} (site {site})")
-
-
-def _what_is_made(node):
-    """What the node's result is, for a memory error: "an array of shape (n, m),
-    float64" when the shape is known when compiling."""
-    a = getattr(node, "abstract", None)
-    shape = getattr(a, "shape", None)
-    dtype = getattr(a, "dtype", None)
-    if shape is not None and dtype is not None:
-        dims = tuple(shape)
-        if all(isinstance(d, int) for d in dims):
-            return f"an array of shape {dims}, {dtype}"
-        return f"an array of {dtype} (its shape depends on the arguments)"
-    return "the values this line makes"
-
-
-def backend_error(what, node=None, hint=None):
-    loc = getattr(node, "loc", None)
-    return MyiaBackendError(f"the LLVM backend cannot compile {what}", loc, hint)
 
 
 # ---- types of nodes ----------------------------------------------------------------------
@@ -184,8 +147,6 @@ class Lowering:
     """Lowers the program rooted at `root` into a new module of `engine`."""
 
     def __init__(self, engine, root, name="myia_fn", types=None):
-        from . import abstracts
-
         self.engine = engine
         self.root = root
         self.name = name
@@ -461,139 +422,6 @@ def _describe(node):
     return repr(node)
 
 
-# ---- joins and coercions ---------------------------------------------------------------
-
-
-def join(a, b, node=None):
-    """The smallest type holding values of `a` and of `b` (for branches)."""
-    if a == b:
-        return a
-    if isinstance(a, Func) and isinstance(b, Func):
-        opts = list(a.options)
-        for o in b.options:
-            if o not in opts:
-                opts.append(o)
-        return Func(opts)
-    if isinstance(a, Tuple) and isinstance(b, Tuple) and len(a.elems) == len(b.elems):
-        return Tuple([join(x, y, node) for x, y in zip(a.elems, b.elems)])
-    if isinstance(a, (Env, AnyEnv)) and isinstance(b, (Env, AnyEnv)) \
-            and (isinstance(a, AnyEnv) or isinstance(b, AnyEnv)):
-        return ANY_ENV
-    if isinstance(a, Env) and isinstance(b, Env):
-        entries = list(a.entries)
-        keys = [k for k, _ in entries]
-        for k, t in b.entries:
-            if k in keys:
-                i = keys.index(k)
-                entries[i] = (k, join(entries[i][1], t, node))
-            else:
-                entries.append((k, t))
-                keys.append(k)
-        return Env(entries)
-    if isinstance(a, Array) and isinstance(b, Array) and a.dtype == b.dtype and a.ndim == b.ndim:
-        return Array(a.dtype, [x if x == y else None for x, y in zip(a.shape, b.shape)])
-    raise backend_error(f"a value that may be {a} or {b}", node)
-
-
-def coerce(fl, v, src, dst, node=None):
-    """Convert native value `v` of type `src` to the representation of `dst` (a
-    wider type: more functions in a closure type, more keys in an environment)."""
-    if src == dst:
-        return v
-    b = fl.b
-    if isinstance(src, Array) and isinstance(dst, Array) and src.ndim == dst.ndim:
-        return v
-    if isinstance(src, Tuple) and isinstance(dst, Tuple) and len(src.elems) == len(dst.elems):
-        out = ir.Constant(to_ir(dst), ir.Undefined)
-        for k, (s, d) in enumerate(zip(src.elems, dst.elems)):
-            out = b.insert_value(out, coerce(fl, b.extract_value(v, k), s, d, node), k)
-        return out
-    if isinstance(src, Func) and isinstance(dst, Func):
-        return coerce_func(fl, v, src, dst, node)
-    if isinstance(src, Env) and isinstance(dst, AnyEnv):
-        return fl.L.dynenv.from_known(fl, v, src)
-    if isinstance(src, AnyEnv) and isinstance(dst, Env):
-        return fl.L.dynenv.to_known(fl, v, dst)
-    if isinstance(src, Env) and isinstance(dst, Env):
-        out = ir.Constant(to_ir(dst), None)  # all absent
-        for k, (key, t) in enumerate(dst.entries):
-            i = src.index(key)
-            if i is None:
-                continue
-            entry = b.extract_value(v, i)
-            present = b.extract_value(entry, 0)
-            value = coerce(fl, b.extract_value(entry, 1), src.entries[i][1], t, node)
-            e = ir.Constant(to_ir(dst).elements[k], ir.Undefined)
-            e = b.insert_value(e, present, 0)
-            e = b.insert_value(e, value, 1)
-            out = b.insert_value(out, e, k)
-        return out
-    if isinstance(src, Scalar) and isinstance(dst, Scalar):
-        from .ops_scalar import cast
-
-        return cast(b, v, src.dtype, dst.dtype)
-    if isinstance(src, Static) and isinstance(dst, Static):
-        return v
-    if isinstance(src, Array) and src.ndim == 0 and isinstance(dst, Scalar):
-        # inference types a 0-d array joined with a number as the number
-        from .arrays import data_of, load_elem
-        from .ops_scalar import cast
-
-        return cast(b, load_elem(b, data_of(b, v), i64(0), src.dtype), src.dtype, dst.dtype)
-    raise backend_error(f"a value of type {src} where {dst} is expected", node)
-
-
-def coerce_func(fl, v, src, dst, node):
-    """A function value of type `src` as one of type `dst`, whose options include
-    src's: one option is {tag, captured values}, the tag being the position of the
-    option in dst (several options: the tags are renumbered)."""
-    b = fl.b
-    if src.single and dst.single:
-        if src.options[0] == dst.options[0]:
-            return v
-    elif src.single:
-        k = _option_index(src.options[0], dst, node)
-        env = v if src.options[0].n_captured else NULL
-        rec = ir.Constant(CLOSURE_IR, [i64(k), NULL])
-        return b.insert_value(rec, env, 1)
-    elif not dst.single:
-        tags = [_option_index(o, dst, node) for o in src.options]
-        if tags == list(range(len(tags))):
-            return v
-        return b.insert_value(v, renumber_tag(b, b.extract_value(v, 0), tags), 0)
-    raise backend_error(f"a function value of type {src} where {dst} is expected", node)
-
-
-def renumber_tag(b, tag, tags):
-    """The tag that option number `tag` of a function value gets: tags[tag]."""
-    new = i64(tags[0])
-    for i, t in enumerate(tags[1:], 1):
-        new = b.select(b.icmp_signed("==", tag, i64(i)), i64(t), new)
-    return new
-
-
-def _option_index(option, ftype, node):
-    for k, o in enumerate(ftype.options):
-        if o == option:
-            return k
-    raise backend_error(f"the function {option!r}, which is not one of {ftype}", node)
-
-
-def load_captured(b, L, option, env):
-    """The values captured by function option `option`, read from record `env`."""
-    if not option.n_captured:
-        return []
-    lay = chain_layout(L, option)
-    if lay is not None:  # a record of a chain, without its link
-        return chain.load(b, lay, env)
-    rec = b.load(env, typ=L.captured_ir(option))
-    return [b.extract_value(rec, k) for k in range(option.n_captured)]
-
-
-def _sizeof(fl, typ):
-    return typ.get_abi_size(fl.L.engine.tm.target_data)
-
-
 # ---- one function ---------------------------------------------------------------------
 
 
@@ -631,7 +459,7 @@ class Emitter:
         """Arena memory for this call (returns STATUS_NOMEM on failure, naming the
         node being lowered: its line and what it makes go in the error)."""
         node = getattr(self, "node", None)
-        site = self.site(node, MyiaMemoryError, _what_is_made(node)) if node is not None \
+        site = self.site(node, MyiaMemoryError, what_is_made(node)) if node is not None \
             else -1
         return cg.alloc(self.b, self.ctx, nbytes, site)
 
@@ -683,8 +511,6 @@ class FnLowering(Emitter):
         t = self.ltype(node)
         if isinstance(t, Static):
             return t.value
-        from . import abstracts
-
         ok, v = abstracts.known_value(node)
         if ok:
             return v
@@ -883,8 +709,6 @@ class FnLowering(Emitter):
                 users = mng.users(node)
                 if users and all(i == 0 and u.graph is g for u, i in users):
                     skip.add(node)
-        from .gemm_update import gemm_updates
-        from .ops_elementwise import fused_nodes
 
         self.fused = fused_nodes(self, g)
         self.gemm_updates = gemm_updates(self, g, self.fused)
@@ -920,7 +744,7 @@ class FnLowering(Emitter):
         rec = ir.Constant(rec_ir, ir.Undefined)
         for k, (v, t) in enumerate(zip(values, self.L.captured_types(callee))):
             rec = b.insert_value(rec, v, k)
-        p = self.alloc(i64(_sizeof(self, rec_ir)))
+        p = self.alloc(i64(sizeof(self, rec_ir)))
         b.store(rec, p)
         return p
 
@@ -950,8 +774,6 @@ class FnLowering(Emitter):
                 return self.make_func_value(opt, [self.value(fv) for fv in self.L.fvs[v]])
             return ir.Constant(to_ir(t), [])  # a primitive
         if isinstance(t, Array):
-            from .arrays import array_constant
-
             return array_constant(self, v, t)
         raise backend_error(f"the constant {v!r}", node)
 
@@ -964,7 +786,7 @@ class FnLowering(Emitter):
         return self.lower_call(node, tail=False)
 
     def lower_prim(self, prim, node, args=None, types=None, out=None):
-        r = RULES.get(prim.name)
+        r = RULES.get(prim)
         if r is None:
             raise backend_error(f"the primitive {prim.name}", node)
         if args is None:
@@ -990,8 +812,6 @@ class FnLowering(Emitter):
         # switch(c, f, g)(args): a branch
         if isinstance(callee, Apply) and callee.is_apply(P.switch) and callee not in self.env:
             c = self.value(callee.inputs[1])
-            from .ops_scalar import to_bool
-
             c = to_bool(self, c, self.ltype(callee.inputs[1]), callee)
             then_bb = b.append_basic_block("then")
             else_bb = b.append_basic_block("else")
@@ -1172,8 +992,3 @@ def _plain(t):
     if isinstance(t, Func):
         return t.single and not t.options[0].n_captured
     return isinstance(t, (Scalar, Array, Static))
-
-
-# the rules
-from . import (ops_accumulate, ops_blas, ops_dynamic, ops_elementwise,  # noqa: E402,F401
-               ops_index, ops_linalg, ops_reduce, ops_scalar, ops_shape, ops_struct, ops_views)

@@ -17,7 +17,7 @@ from ...prim import ops as P
 from .arrays import (_shape_value, c_strides, data_of, dims, fill, full_like, load_elem,
                      make_array, new_array, size_of, store_elem)
 from .cg import _known_int, for_range, i32, i64, outlined
-from .lower import backend_error, rule
+from .registry import backend_error, rule
 from .ltypes import ELEM_IR, Array, Scalar, to_ir
 from .ops_elementwise import (Leaf, LoopNest, Op, _calls_libm, _leaves, _prepare_leaves,
                               _splat_before_inner, _statically_empty, build_tree, choose_lanes,

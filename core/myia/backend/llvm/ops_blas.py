@@ -14,7 +14,7 @@ from ...prim import ops as P
 from .arrays import (_copied_unless, data_of, dim, dims, fill, load_elem, make_array, new_array,
                      store_elem, stride, strides)
 from .cg import _known_int, const_ptr, for_range, i64, outlined
-from .lower import backend_error, rule
+from .registry import backend_error, rule
 from .ltypes import ELEM_IR, Array, Scalar
 from .ops_elementwise import ew_values
 from .ops_scalar import FLOATS, const_like

@@ -27,7 +27,7 @@ from . import cg
 from .arrays import (c_strides, data_of, dims, elem_ptr, load_elem, make_array, new_array,
                      store_elem, strides)
 from .cg import i64
-from .lower import backend_error, rule
+from .registry import backend_error, rule
 from .ltypes import EMPTY, ITEMSIZE, Array, Static
 from .ops_elementwise import LoopNest
 from .ops_scalar import cast

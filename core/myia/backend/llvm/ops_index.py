@@ -10,7 +10,8 @@ from ...errors import MyiaShapeError, MyiaValueError
 from ...prim import ops as P
 from .arrays import data_of, dims, elem_ptr, load_elem, make_array, new_array, store_elem, strides
 from .cg import i64
-from .lower import backend_error, coerce, rule
+from .registry import backend_error, rule
+from .values import coerce
 from .ltypes import Array, Scalar, Static, Tuple
 from .ops_elementwise import (Leaf, LoopNest, Op, _prepare_leaves, _splat_before_inner,
                               broadcast_shapes, emit_expr)

@@ -14,7 +14,7 @@ from ...prim import ops as P
 from .arrays import (_copied_unless, data_of, dims, elem_ptr, fill, load_elem, new_array,
                      store_elem, strides)
 from .cg import _known_int, for_range, i64, outlined
-from .lower import backend_error, rule
+from .registry import backend_error, rule
 from .ltypes import ELEM_IR, Array
 from .ops_blas import _at_least_1, _char_ptr, _float_ptr, _int_ptr
 from .ops_elementwise import ew_values

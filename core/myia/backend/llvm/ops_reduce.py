@@ -22,7 +22,7 @@ from ...errors import MyiaValueError
 from ...prim import ops as P
 from .arrays import data_of, dims, load_elem, make_array, new_array, store_elem, strides
 from .cg import for_range, i32, i64, outlined
-from .lower import backend_error, rule
+from .registry import backend_error, rule
 from .ltypes import ELEM_IR, ITEMSIZE, Array
 from .ops_accumulate import lower_reduce
 from .ops_elementwise import LoopNest, choose_lanes

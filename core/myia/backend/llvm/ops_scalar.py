@@ -23,7 +23,7 @@ from ...prim.arith import NEGATIVE_POWER, OVERFLOW, ROUNDING
 from ...prim.logic import BITWISE, TO_INT_NAN, TO_INT_RANGE
 from ...prim.mathfn import LIBM
 from .cg import i64
-from .lower import rule
+from .registry import backend_error, rule
 from .ltypes import Array, Scalar, Tuple
 from .runtime import F32, F64, I1, I64, MVEC, declare
 
@@ -602,8 +602,6 @@ def to_bool(fl, v, t, node):
 
     if isinstance(t, Static):
         return ir.Constant(I1, int(bool(t.value)))
-    from .lower import backend_error
-
     raise backend_error(f"the truth value of a {t}", node)
 
 
@@ -620,7 +618,6 @@ def scalar_operands(fl, args, types, out, node):
     float64 scalar): the operands' single elements, as scalars."""
     if not isinstance(out, Scalar) or not any(isinstance(t, Array) for t in types):
         return args, types
-    from .lower import backend_error
     from .arrays import data_of, load_elem
 
     new_args, new_types = [], []
@@ -636,8 +633,6 @@ def scalar_operands(fl, args, types, out, node):
 
 def _elementwise_rule(name):
     def lower(fl, node, args, types, out):
-        from .lower import backend_error
-
         args, types = scalar_operands(fl, args, types, out, node)
         if _any_array(types, out):
             from .ops_elementwise import materialize
@@ -674,7 +669,6 @@ def _elementwise_rule(name):
 
 def _static_or_tuple_compare(fl, node, args, types, name):
     """== and != on tuples of numbers and on compile-time values."""
-    from .lower import backend_error
     from .ltypes import Static
 
     b = fl.b

@@ -32,7 +32,7 @@ from . import gathers
 from .arrays import (c_strides, data_of, dims, elem_ptr, load_elem, make_array, new_array,
                      store_elem, strides)
 from .cg import NULL, for_range, i64, outlined, ret_status_if, runtime_fn
-from .lower import backend_error, rule
+from .registry import backend_error, rule
 from .ltypes import ITEMSIZE, Array, to_ir
 from .ops_elementwise import (Leaf, LoopNest, Op, _prepare_leaves, _splat_before_inner,
                               choose_lanes, emit_expr)

@@ -12,7 +12,8 @@ import llvmlite.ir as ir
 from ...errors import MyiaAssertionError, MyiaGradError, MyiaValueError
 from ...prim import ops as P
 from .cg import i64
-from .lower import backend_error, coerce, load_captured, renumber_tag, rule
+from .registry import backend_error, rule
+from .values import coerce, load_captured, renumber_tag
 from .ltypes import EMPTY, AnyEnv, Array, Env, Func, Scalar, Static, Tuple, to_ir
 from .ops_scalar import cast, to_bool
 from .runtime import I1

@@ -12,7 +12,7 @@ from ...prim import ops as P
 from .arrays import (_shape_value, c_strides, check_dims, checked_size, contiguous, data_of, dim,
                      dims, fill, load_elem, make_array, new_array, size_of, store_elem, strides)
 from .cg import i64
-from .lower import backend_error, rule
+from .registry import backend_error, rule
 from .ltypes import EMPTY, ITEMSIZE, Array, Scalar, Static, to_ir
 from .ops_elementwise import Leaf, broadcast_shapes, eff_strides, ew_values
 from .ops_scalar import cast, const_like
