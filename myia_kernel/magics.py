@@ -103,13 +103,10 @@ def _needs_args(fn):
 def _best_view(fn, args):
     """(IRView, stage, note): the program at the most advanced stage the pipeline has
     and can make: "optimized", then "typed" (both need example arguments), "parsed"."""
-    stages = _stages()
     wanted = ("optimized", "typed", "parsed") if args else ("optimized", "parsed")
     notes = []
     for stage in wanted:
-        if stage not in stages:
-            notes.append(f"the pipeline has no {stage!r} stage yet")
-        elif stage != "parsed" and not args and _needs_args(fn):
+        if stage != "parsed" and not args and _needs_args(fn):
             notes.append(f"give example arguments to see the {stage} program")
         else:
             return _ir(fn, args, stage), stage, "; ".join(notes)
@@ -389,10 +386,8 @@ def magic_ir(session, line):
     passes = "--passes" in tokens
     tokens = [t for t in tokens if t != "--passes"]
     fn = _function(session, tokens[0], "ir")
-    stages = _stages()
-    known = ("parsed", "typed", "optimized", "native") + stages
     stage = None
-    if len(tokens) > 1 and tokens[1] in known:
+    if len(tokens) > 1 and tokens[1] in _stages():
         stage = tokens[1]
         tokens.pop(1)
     args = tuple(session.eval_python(t) for t in tokens[1:])
@@ -400,9 +395,6 @@ def magic_ir(session, line):
     if passes:
         return _show_passes(session, fn, name, args)
     stage = stage or "parsed"
-    if stage not in stages:
-        raise _usage(f"the {stage!r} stage is not in the pipeline yet; the stages it has "
-                     f"are: {', '.join(stages)}")
     if stage != "parsed" and not args and _needs_args(fn):
         raise _usage(f"the {stage!r} stage specializes {name} for the types of its "
                      f"arguments: give example arguments, e.g. `%ir {name} {stage} 2.0`")
@@ -587,13 +579,10 @@ def magic_type(session, line):
     from .display import describe_type
 
     value = session._evaluate(wrapper, node)
-    why = "" if "typed" in _stages() else ": this pipeline has no type inference stage yet"
-    session.print(f"{describe_type(value)}    (the type of the value{why})")
+    session.print(f"{describe_type(value)}    (the type of the value)")
 
 
 def _inferred_type(wrapper):
-    if "typed" not in _stages():
-        return None
     try:
         view = myia.ir(wrapper, stage="typed")
     except MyiaError:

@@ -926,12 +926,7 @@ class Session:
 
     def function_type(self, fn):
         """The type of a session function, as far as the pipeline can tell."""
-        from myia.introspect import STAGES
-
         n = len(inspect.signature(fn).parameters)
-        if "typed" not in STAGES:
-            return (f"a function of {n} argument{'s' if n != 1 else ''}; specialized per "
-                    f"call (this pipeline has no type inference stage yet)")
         return (f"a function of {n} argument{'s' if n != 1 else ''}, specialized per "
                 f"argument types: `%ir {fn.__name__} typed <example args>` shows one")
 
