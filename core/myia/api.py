@@ -12,9 +12,22 @@ import weakref
 
 import numpy as np
 
+from . import progress
+from .ad import check_argnums, grad_graph, reverse, vjp_apply_graph
+from .ad.forward import jvp_graph, uses_forward_mode
+from .ad.hessian import hessian_graph
+from .ad.reverse import not_J_readable
+from .ad.taylor import jet_entry_graph
+from .ad.transforms import derived_transform, is_data_signature
+from .arguments import internal_value, structured_like
 from .backend import BACKENDS
 from .errors import MyiaError, MyiaGradError, MyiaTypeError, MyiaValueError
-from . import progress
+from .infer import tangent
+from .ir import manage
+from .opt.pass_manager import recursive_graphs
+from .parser.programs import header, to_graph
+from .pipeline import Pipeline, optimized_for
+from .prim import ops as P
 
 
 def user_facing(fn):
@@ -88,8 +101,6 @@ class CompiledFunction:
         return object.__new__(own)
 
     def __init__(self, fn, backend=None):
-        from .pipeline import Pipeline
-
         backend = backend or default_backend()
         if backend not in BACKENDS:
             raise MyiaValueError(f"unknown backend {backend!r}",
@@ -136,8 +147,6 @@ def ir(fn, *args, stage="parsed"):
     (`op_count()`), and draws itself (`render()`); at the stage "native" it is the
     LLVM IR the llvm backend makes of the optimized program (`str`; `functions()`).
     """
-    from .pipeline import Pipeline
-
     return Pipeline(default_backend()).stage(fn, args, stage)
 
 
@@ -163,8 +172,6 @@ class _Transformed:
 
     def __myia_graph__(self):
         if self._graph is None:
-            from .parser.programs import to_graph
-
             self._graph = self._build(to_graph(self.fn))
         return self._graph
 
@@ -179,22 +186,15 @@ class _Transformed:
         positions, and whether several were asked for)."""
         h = self.__dict__.get("_header")
         if h is None:
-            from .ad import check_argnums
-            from .parser.programs import header
-
             name, names, defaults = header(self.fn)
             self._checked = check_argnums(self.argnums, len(names), names)
             h = self._header = (f"{prefix}{name}", names, defaults)
         return h
 
     def __myia_J__(self):
-        from .ad.transforms import derived_transform
-
         return derived_transform(self, "J")
 
     def __myia_T__(self):
-        from .ad.transforms import derived_transform
-
         return derived_transform(self, "T")
 
     @property
@@ -280,8 +280,6 @@ class GradFunction(_Transformed):
         return h
 
     def _build(self, fn_graph):
-        from .ad import grad_graph
-
         self.__myia_header__()
         return grad_graph(fn_graph, self._nums, self._many, self.mode)
 
@@ -295,10 +293,6 @@ class GradFunction(_Transformed):
         elif len(signature) != len(names):
             self.old_path_reason[signature] = "a call that leaves defaults to fill"
         else:
-            from .ad import grad_graph
-            from .ad.reverse import not_J_readable
-            from .pipeline import optimized_for
-
             inner, _ = optimized_for(self.fn, signature, finish=False)
             reason = not_J_readable(inner)
             if reason is None and not isinstance(self.fn, GradFunction) \
@@ -333,18 +327,12 @@ def _fn_text(fn):
 
 def _uses_forward_mode(fn):
     """Whether the program of `fn` writes jvp (J must take its typed program)."""
-    from .ad.forward import uses_forward_mode
-    from .parser.programs import to_graph
-
     return uses_forward_mode(to_graph(fn))
 
 
 def _kept_loop(graph):
     """'a loop or a recursion (line N)' if the optimized program `graph` still has one
     (a loop the optimizer could not unroll), else None."""
-    from .ir import manage
-    from .opt.pass_manager import recursive_graphs
-
     loops = recursive_graphs(manage(graph))
     if not loops:
         return None
@@ -434,8 +422,6 @@ class _VJPFunction:
 
     @user_facing
     def __call__(self, cotangent):
-        from .arguments import internal_value, structured_like
-
         d = self.pipeline.vm.call(self.bprop, [internal_value(cotangent)])
         return tuple(structured_like(g, p) for g, p in zip(d[1:], self.primals))
 
@@ -450,8 +436,6 @@ class _VJPApplyFunction(_Transformed):
         self.n = n
 
     def _build(self, fn_graph):
-        from .ad import vjp_apply_graph
-
         return vjp_apply_graph(fn_graph, self.n)
 
 
@@ -536,27 +520,19 @@ class JVPFunction(_Transformed):
     def __myia_header__(self):
         # (without building the generic program, which T of a program that writes
         # grad refuses: its program per signature is T of the typed program)
-        from .parser.programs import header
 
         name, names, _ = header(self.fn)
         return f"jvp_{name}", tuple(names) + tuple(f"d{n}" for n in names), {}
 
     def _build(self, fn_graph):
-        from .ad.forward import jvp_graph
-
         return jvp_graph(fn_graph)
 
     def __myia_graph_for__(self, signature):
         if signature not in self._by_signature:
             graph = None
             n = len(signature) // 2
-            from .ad.transforms import is_data_signature
 
             if len(signature) % 2 == 0 and is_data_signature(signature):
-                from .ad.forward import jvp_graph
-                from .pipeline import optimized_for
-                from .parser.programs import header
-
                 if len(header(self.fn)[1]) == n:
                     inner, _ = optimized_for(self.fn, signature[:n], finish=False)
                     with progress.stage("forward mode", f"jvp_{inner.name}"):
@@ -664,20 +640,14 @@ class HessianFunction(_Transformed):
         return self._header_checking_argnums(f"hessian_")
 
     def _build(self, fn_graph):
-        from .ad.hessian import hessian_graph
-
         self.__myia_header__()
         return hessian_graph(fn_graph, self.argnums)
 
     # (its program writes jvp: J and T of it transform its typed program)
     def __myia_J__(self):
-        from .ad import reverse
-
         return reverse.typed_J(self.__myia_graph__())
 
     def __myia_T__(self):
-        from .infer import tangent
-
         return tangent.static_tangent(self.__myia_graph__())
 
     def __repr__(self):
@@ -700,8 +670,6 @@ class JetFunction(_Transformed):
         return self._header_checking_argnums(f"jet{self.order}_")
 
     def _build(self, fn_graph):
-        from .ad.taylor import jet_entry_graph
-
         self.__myia_header__()
         return jet_entry_graph(fn_graph, self.order, self.argnums)
 
@@ -711,10 +679,6 @@ class JetFunction(_Transformed):
         _, names, defaults = self.__myia_header__()
         graph = None
         if len(signature) == len(names):
-            from .ad.reverse import not_J_readable
-            from .ad.taylor import jet_entry_graph
-            from .pipeline import optimized_for
-
             inner, _ = optimized_for(self.fn, signature, finish=False)
             _check_jet_output(inner)
             if not_J_readable(inner) is None:
@@ -772,8 +736,6 @@ _last_jet = (None, None, None, None)
 
 
 def P_zeros_like(x):
-    from .prim import ops as P
-
     return P.zeros_like.impl(x)
 
 

@@ -12,14 +12,18 @@ program of its function for the same signature (see `myia.api.GradFunction`).
 
 import inspect
 
+from . import progress
+from .abstract import AFunction, ATuple
 from .backend import make_backend
 from .backend.vm import VM
 from .errors import MyiaError, MyiaTypeError
 from .gc_pause import gc_paused
-from .ir import Graph, manage
+from .infer import signature_of, specialize
+from .ir import Graph, clone_many, manage
 from .ir.print import format_graphs
+from .opt import PassLog, optimize
 from .parser.programs import header, to_graph
-from . import progress
+from .prim import Primitive
 
 #: the stages a program goes through, each shown by `myia.ir(fn, *args, stage=...)`:
 #:   parsed      the graph of the source (myia.parser.programs.to_graph)
@@ -48,8 +52,6 @@ class IRView:
 
     def op_count(self):
         """Primitive applications in all graphs reachable from this one."""
-        from .prim import Primitive
-
         mng = manage(self.graph)
         return sum(
             1
@@ -148,8 +150,6 @@ class Pipeline:
         self.cupy = self.impl if backend == "cupy" else None
 
     def stage(self, fn, args, name):
-        from .infer import signature_of
-
         if name not in STAGES:
             raise MyiaError(
                 f"unknown stage {name!r}", hint=f"choose one of {', '.join(STAGES)}")
@@ -173,15 +173,11 @@ class Pipeline:
 
     def optimized(self, fn, args):
         """(the optimized graph of `fn` for arguments like `args`, the pass log)."""
-        from .infer import signature_of
-
         return optimized_for(fn, signature_of(args))
 
     def specialize(self, fn, args):
         """The graph of `fn` specialized (typed) for arguments like `args` (types and
         shapes, not values: f(2.0) and f(3.0) share one)."""
-        from .infer import signature_of
-
         return specialized_for(fn, signature_of(args))
 
     def run(self, fn, args, kwargs):
@@ -208,8 +204,6 @@ def vm_program(fn, signature):
 
 def returns_function(typed):
     """Does the typed program return a function value (or a tuple holding one)?"""
-    from .abstract import AFunction, ATuple
-
     def holds(a):
         if isinstance(a, AFunction):
             return True
@@ -224,8 +218,6 @@ def returns_function(typed):
 def specialized_for(fn, signature):
     """The typed graph of `fn` for argument abstracts `signature`, made once per graph
     and signature (kept in the graph's `derived`)."""
-    from .infer import specialize
-
     graph = to_graph(fn, signature)
     key = ("typed", signature)
     typed = graph.derived.get(key)
@@ -253,9 +245,6 @@ class PassStep:
 def optimization_steps(fn, signature, finish=True):
     """[PassStep]: the optimizer run again on `fn` for `signature`, keeping a copy of
     the program before and after each pass (what `%ir f --passes` draws)."""
-    from .ir import clone_many
-    from .opt import PassLog, optimize
-
     typed = specialized_for(fn, signature)
     log = PassLog(keep_programs=True)
     with gc_paused():
@@ -275,9 +264,6 @@ def optimization_steps(fn, signature, finish=True):
 def optimized_for(fn, signature, finish=True):
     """(the optimized graph of `fn` for `signature`, the pass log), made once per graph
     and signature.  `finish=False`: before the finishing rules, as J takes it."""
-    from .ir import clone_many
-    from .opt import PassLog, optimize
-
     graph = to_graph(fn, signature)
     key = ("optimized" if finish else "optimized for J", signature)
     entry = graph.derived.get(key)
