@@ -39,10 +39,11 @@ DTYPES = ("bool", "int64", "float32", "float64")
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
-def entry_values(args):
-    """The arguments `args` as the compiled program takes them (a tuple)."""
+def entry_values(args, device=None):
+    """The arguments `args` as the compiled program takes them (a tuple); arrays of the
+    class `device` (a backend's own arrays: CuPy's, or its emulator's) as they are."""
     try:
-        return tuple(entry_value(a) for a in args)
+        return tuple(a if a.__class__ is device else entry_value(a) for a in args)
     except RecursionError:
         raise MyiaTypeError(
             "an argument holds itself (a list or a dict that contains itself) or is "

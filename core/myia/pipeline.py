@@ -113,25 +113,27 @@ class NativeView:
     def __repr__(self):
         return self.text
 
+    def _definitions(self):
+        """(name, text) of each function the module defines."""
+        name, lines = None, []
+        for line in self.text.splitlines():
+            if line.startswith("define "):
+                name, lines = line.split("@", 1)[1].split("(", 1)[0], []
+            if name is not None:
+                lines.append(line)
+                if line == "}":
+                    yield name, "\n".join(lines)
+                    name = None
+
     def functions(self):
         """The names of the functions the module defines."""
-        return [line.split("@", 1)[1].split("(", 1)[0]
-                for line in self.text.splitlines() if line.startswith("define ")]
+        return [name for name, _ in self._definitions()]
 
     def program(self):
         """The functions of the program itself, without the entry that takes Python's
         arguments and boxes the result (what `%ir f native` prints)."""
-        blocks, current = [], None
-        for line in self.text.splitlines():
-            if line.startswith("define "):
-                name = line.split("@", 1)[1].split("(", 1)[0]
-                current = [] if not name.endswith("_entry") else None
-            if current is not None:
-                current.append(line)
-                if line == "}":
-                    blocks.append("\n".join(current))
-                    current = None
-        return "\n\n".join(blocks)
+        return "\n\n".join(text for name, text in self._definitions()
+                            if not name.endswith("_entry"))
 
 
 class Pipeline:
@@ -146,8 +148,7 @@ class Pipeline:
         self.impl = make_backend(backend, vm_program if backend == "vm" else optimized_program)
         # the VM that runs function values handed to Python (vjp's backpropagator)
         self.vm = getattr(self.impl, "vm", None) or VM()
-        self.llvm = self.impl if backend == "llvm" else None
-        self.cupy = self.impl if backend == "cupy" else None
+        self.llvm = self.impl if backend == "llvm" else None  # (its native entries: api)
 
     def stage(self, fn, args, name):
         if name not in STAGES:

@@ -3,8 +3,8 @@
 A transform object made in Python (`dh = myia.grad(h)` at module level, or in a kernel
 cell) may be named in subset code: `def k(x): return dh(x) * 2.0`.  The name stands for
 its *value graph* `(x1..xn) -> dh(x1..xn)` (myia.ir.protocol.value_graph), whose body
-calls the object itself: inference builds the object's program for the types of that call (see
-myia.abstract.TransformFunction), for `grad` the gradient of h's optimized
+calls the object itself: inference builds the object's program for the types of that
+call (see myia.abstract.TransformFunction), for `grad` the gradient of h's optimized
 program for those types.  Called, passed to a function that calls it, stored in a
 tuple: every call reaches the program built for its own types (the optimizer inlines
 the value graph).  Returned to Python it is a function value, as a `def` would be.

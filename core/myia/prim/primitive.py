@@ -20,10 +20,15 @@ instead of keeping lists of names:
                   backend calls: a primitive with it needs no lowering of its own.
 
 Its rules are registered next to it and kept in tables keyed by the primitive object:
-`@bprop(p)`, `@jvp(p)` (functions written in the Python subset) and `@jet(p)` (a
-Taylor rule: myia.prim.series) here in `p.rules`; its inference rule in
+`@bprop(p)`, `@jvp(p)` (functions written in the Python subset, parsed like user code)
+and `@jet(p)` here in `p.rules`.  A jet rule is a Python function that builds the
+truncated series of the output from those of the inputs (myia.prim.series);
+`jet(p)(linear_in(i, ...))` serves a primitive linear in inputs i (the others static:
+shapes, axes, keys), `jet(p)(PIECEWISE_LINEAR)` one that is linear near every point
+(abs, max), whose k-th coefficient is its jvp.  Its inference rule is in
 `myia.infer.rules.RULES` (a default for elementwise primitives); each backend's
-lowering in that backend's table (`myia.backend.llvm.registry.RULES`, the CuPy `ImplTable`).
+lowering in that backend's table (`myia.backend.llvm.registry.RULES`, the CuPy
+`ImplTable`).
 tests/prim/test_completeness.py lists what each primitive has and fails naming what is
 missing.  Asking for a rule a primitive lacks is an error that names the primitive and
 the rule.

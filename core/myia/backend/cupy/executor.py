@@ -2,9 +2,9 @@
 
 `CupyBackend(program).run(fn, args)`: takes the program every backend runs, the
 pipeline's optimized program of `fn` (a function, a transform such as `grad(f)`, or a
-graph) for the arguments' types (`program(fn, signature)`: see myia.backend), copies it, removes the aliases
-(reshapes to the same shape...), fuses its elementwise groups (see `fusion`) and runs
-it on `CupyVM`: the reference VM (frames, closures, calls, loops as tail calls:
+graph) for the arguments' types (`program(fn, signature)`: see myia.backend), copies
+it, removes the aliases (reshapes to the same shape...), fuses its elementwise groups
+(see `fusion`) and runs it on `CupyVM`: the reference VM (frames, closures, calls, loops as tail calls:
 control flow on the host) with the device table of `impls` for its primitives and the
 `FusedKernel`s as values it calls.  Programs are cached per function and argument
 types (shapes included).
@@ -17,7 +17,7 @@ scalars.  For NumPy arrays, call `to_numpy(result)` (or `result.get()`, or
 
 import numpy as np
 
-from ...arguments import entry_value, exit_value, internal_values
+from ...arguments import entry_values, exit_value, internal_values
 from ...errors import MyiaBackendError
 from ...abstract import AArray, AScalar, ATuple, abstract_of, broaden
 from ...ir import Constant, clone_many, manage
@@ -127,8 +127,7 @@ class CupyBackend:
 
     def run(self, fn, args, to_numpy=False):
         """`fn(*args)` with its arrays on the device (see the module doc)."""
-        ndarray = self.table.ndarray  # device arrays (CuPy's, or the emulator's) as they are
-        args = tuple(a if a.__class__ is ndarray else entry_value(a) for a in args)
+        args = entry_values(args, device=self.table.ndarray)
         return self._call(self.program(fn, args), args, to_numpy)
 
     def _call(self, prog, args, to_numpy=False):

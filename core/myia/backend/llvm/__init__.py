@@ -37,6 +37,7 @@
     backend.compile(typed_graph)(*args)       # one typed, optimized graph
 """
 
+from ...infer import signature_of
 from .runtime import clear_interrupt, request_interrupt
 
 # every primitive's lowering, registered in registry.RULES, which lower.py reads
@@ -57,8 +58,6 @@ class LLVMBackend:
 
     def typed_program(self, fn, args):
         """The program of `fn` (a graph, a function or a transform) for `args`."""
-        from ...infer import signature_of
-
         return self._program(fn, signature_of(args))
 
     def compile(self, program):
