@@ -19,9 +19,17 @@ builtins.  `Resolver.to_node` then turns the Python value into a node, in this o
                                reads a global)
     list, dict                 tuple_as(make_tuple(items...), kind): a list or a dict
     anything else              an error that says why and what to do
+
+Some names stand for an object before any node is made (`range` in a `for`,
+`np.linalg.inv`, a default `dtype=np.float32`): `NameResolution`, the Parser's mixin
+that tells local names from global ones, and `_global_static` (for the defaults of a
+top-level def) give the Python object; a module's attribute is read from the module then
+(`_module_attribute`), and the modules outside the subset give no data.
 """
 
+import ast
 import builtins
+import difflib
 import hashlib
 import operator
 import sys
@@ -37,6 +45,7 @@ from ..errors import MyiaNameError, MyiaSourceError, MyiaSyntaxError, MyiaTypeEr
 from ..ir import Constant, Graph
 from ..prim import Primitive
 from ..prim import ops as P
+from ..prim.containers import KEY_TYPES
 
 #: Python objects that stand for something else in compiled code: {object: value}, the
 #: value being put in a Constant (a Primitive, a Graph, or any object a later stage knows,
@@ -144,8 +153,6 @@ class Resolver:
     def _container(self, value, graph, loc, text):
         """A global list or dict: its value when the first parse reads it (a constant
         of the program, as any global), a list or a dict of the nodes of its items."""
-        from ..prim.containers import KEY_TYPES
-
         if isinstance(value, dict):
             for k in value:
                 if not isinstance(k, KEY_TYPES) or isinstance(k, np.generic):
@@ -195,8 +202,6 @@ _DATA_PREPARATION = ("random", "load", "save", "genfromtxt", "fromfile", "frombu
 def _nearest_hint(value, text):
     """What to write instead of an unsupported library function: for data (files,
     random numbers), plain Python before the call; else the nearest supported names."""
-    import difflib
-
     module = (getattr(value, "__module__", None) or "").split(".")
     short = text.rsplit(".", 1)[-1]
     if "random" in module or "random" in text.split(".") or any(
@@ -219,8 +224,6 @@ def _nearest_hint(value, text):
 
 
 def name_error(name, loc, candidates):
-    import difflib
-
     close = difflib.get_close_matches(name, [c for c in candidates if isinstance(c, str)],
                                       n=1)
     hint = f"did you mean `{close[0]}`?" if close else "define it before using it"
@@ -300,6 +303,8 @@ def _is_library_function(fn):
 
 
 def parse_function(fn):
+    # import here: parse imports this module (Resolver), and parsing a global function
+    # is what parse does
     from .parse import parse
 
     return parse(fn)
@@ -395,3 +400,157 @@ def check_not_foreign(value, text, loc=None):
         f"Python object", loc,
         hint="convert it in plain Python first (e.g. `x = float(x)`, "
              "`a = np.asarray(a, dtype=float)`, `t = tuple(t)`), then use that value")
+
+
+# ---- the parser's static names -----------------------------------------------------
+# What a name or an attribute path stands for before any node is made: `range`,
+# `np.linalg.inv`, the default value `dtype=np.float32`.  A module's attribute is read now.
+
+#: what `static_object` gives for an expression that is not a global name or a module
+#: attribute path
+_NOT_STATIC = object()
+
+
+def constant_value(expr, source, static_object, param):
+    """The Python value of a constant expression: a literal, a tuple of constants, a
+    negative number, or a global constant (`np.float32`, a module-level number)."""
+    if isinstance(expr, ast.Constant):
+        return expr.value
+    if isinstance(expr, ast.Tuple):
+        return tuple(constant_value(e, source, static_object, param) for e in expr.elts)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        value = constant_value(expr.operand, source, static_object, param)
+        if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
+            return -value if isinstance(expr.op, ast.USub) else value
+    if isinstance(expr, (ast.Name, ast.Attribute)):
+        value = static_object(expr)
+        if value is not _NOT_STATIC:
+            dtype = _dtype_name(value)
+            if dtype is not None:
+                return dtype
+            if _is_constant_data(value):
+                return snapshot(value)
+    raise MyiaSyntaxError(
+        f"the default value of parameter `{param}` must be a constant expression",
+        source.loc(expr),
+        hint="use a number, a string, None, a tuple of those or a global constant; "
+        "compute other values inside the function",
+    )
+
+
+def _dtype_name(value):
+    try:
+        return lib.DTYPE_NAMES.get(value)
+    except TypeError:
+        return None
+
+
+def _global_static(resolver, source, expr):
+    """The Python object a global name or a module attribute path (`np.linalg.inv`)
+    stands for, or _NOT_STATIC when `expr` is anything else."""
+    if isinstance(expr, ast.Name):
+        value = resolver.lookup(expr.id)
+        if value is _UNSET:
+            raise name_error(expr.id, source.loc(expr), resolver.known_names())
+        return check_not_foreign(value, expr.id, source.loc(expr))
+    if isinstance(expr, ast.Attribute):
+        return _module_attribute(_global_static(resolver, source, expr.value), expr, source)
+    return _NOT_STATIC
+
+
+def _module_attribute(base, expr, source):
+    """`base.attr` resolved now if `base` is a module, else _NOT_STATIC."""
+    _check_dunder(expr, source)
+    if type(base) is not types.ModuleType:
+        return _NOT_STATIC
+    # the module's own dict first: a module of the user's may define `__getattr__`
+    # (user code); NumPy's lazy submodules (`np.linalg`) come from its own
+    value = vars(base).get(expr.attr, _UNSET)
+    if value is _UNSET and _library_module(base):
+        value = getattr(base, expr.attr, _UNSET)
+    if value is _UNSET:
+        raise MyiaNameError(
+            f"module `{ast.unparse(expr.value)}` has no attribute `{expr.attr}`",
+            source.loc(expr),
+        )
+    if _outside_subset(base) and not callable(value) \
+            and type(value) is not types.ModuleType:
+        # data only (`sys.version`): a function of such a module is refused by the
+        # resolver, with a hint, and a module cannot be a value
+        raise MyiaSyntaxError(
+            f"module `{ast.unparse(expr.value)}` ({base.__name__}) is not part of the "
+            f"subset: `{ast.unparse(expr)}` cannot be compiled", source.loc(expr),
+            hint=MODULES_HINT)
+    return check_not_foreign(value, ast.unparse(expr), source.loc(expr))
+
+
+#: the modules of Python and NumPy whose attributes subset code may name (the library
+#: maps their functions); the user's own modules are read like the user's code
+SUBSET_MODULES = frozenset({"numpy", "numpy.linalg", "math", "operator", "myia"})
+MODULES_HINT = ("of Python's and NumPy's modules, the subset reaches numpy, numpy.linalg, "
+                "math and operator; do other work (files, random data, the system) in "
+                "plain Python (a %%python cell in the kernel) and pass the values in")
+
+
+def _library_module(module):
+    """A module of Python's standard library, NumPy or Myia (as sys.modules has it)."""
+    name = module.__name__
+    return type(name) is str and sys.modules.get(name) is module and (
+        name.split(".")[0] in sys.stdlib_module_names or name.split(".")[0] in (
+            "numpy", "myia"))
+
+
+def _outside_subset(module):
+    """A module of Python's standard library or of NumPy that the subset does not
+    reach (`os`, `sys`, `np.ctypeslib`, `np.random`...)."""
+    name = module.__name__
+    top = name.split(".")[0]
+    return name not in SUBSET_MODULES and (top in sys.stdlib_module_names or top == "numpy")
+
+
+def _check_dunder(expr, source):
+    if expr.attr.startswith("__") and expr.attr.endswith("__"):
+        raise MyiaSyntaxError(
+            f"dunder attributes are not supported: `{ast.unparse(expr)}`", source.loc(expr),
+            hint="Myia values have no Python object model; use the value itself",
+        )
+
+
+class NameResolution:
+    """The Parser's methods that tell a local name from a global one and find the
+    Python object a global name or module attribute path stands for (a mixin of
+    `parse.Parser`, whose `local_names`, `static_defs`, `parent` and `resolver` it
+    reads)."""
+
+    def _is_local(self, name):
+        p = self
+        while p is not None:
+            if name in p.local_names or name in p.static_defs:
+                return True
+            p = p.parent
+        return False
+
+    def visible_locals(self):
+        """The local names of this function and the enclosing ones (for hints)."""
+        p = self
+        while p is not None:
+            yield from p.local_names
+            p = p.parent
+
+    def _static_object(self, expr):
+        """The Python object that `expr` names if it is a global name or a module
+        attribute path (`np.linalg.inv`), else _NOT_STATIC."""
+        if isinstance(expr, ast.Name):
+            if self._is_local(expr.id):
+                return _NOT_STATIC
+            return self.global_value(expr.id, self.loc(expr))
+        if isinstance(expr, ast.Attribute):
+            return _module_attribute(self._static_object(expr.value), expr, self.source)
+        return _NOT_STATIC
+
+    def global_value(self, name, loc):
+        """The Python value of a global name (of the module, closure cells, builtins)."""
+        value = self.resolver.lookup(name)
+        if value is _UNSET:
+            raise name_error(name, loc, [*self.visible_locals(), *self.resolver.known_names()])
+        return check_not_foreign(value, name, loc)  # (a user's object is never read)
