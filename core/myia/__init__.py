@@ -30,26 +30,14 @@ in_subset.register()
 from .api import ir  # noqa: E402,F811  (the function, not the subpackage)
 
 
-def _import_the_compiler():
-    """The pipeline, and the default backend's code: imported with the package (as
-    JAX imports its tracer and XLA's client), so that the first compile only compiles.
-    A backend that cannot be imported is reported when a program first needs it."""
-    from . import pipeline  # noqa: F401
-    from .infer import specialize  # noqa: F401
-    from .opt import optimize  # noqa: F401
-    from .api import default_backend
+# The default backend's code is imported with the package (as JAX imports its tracer
+# and XLA's client; the pipeline, inference and the optimizer come with myia.api), so
+# that the first compile only compiles.  A backend that cannot be imported is reported,
+# with context, when a program first needs it.
+from .api import default_backend as _default_backend  # noqa: E402
 
-    if default_backend() == "llvm":
-        try:
-            from .backend.llvm import dispatch  # noqa: F401
-        except ImportError:  # pragma: no cover  (said again, with context, at first use)
-            pass
-
-
-_import_the_compiler()
-
-__all__ = [
-    "compile", "grad", "hessian", "ir", "jet", "jvp", "value_and_grad", "vjp",
-    "MyiaError", "MyiaGradError", "MyiaIndexError", "MyiaNameError", "MyiaOverflowError", "MyiaShapeError", "MyiaSourceError", "MyiaSyntaxError",
-    "MyiaTypeError", "MyiaValueError",
-]
+if _default_backend() == "llvm":
+    try:
+        from .backend.llvm import dispatch as _dispatch  # noqa: F401
+    except ImportError:  # pragma: no cover
+        pass

@@ -62,6 +62,7 @@ from .errors import MyiaTypeError
 from .ir import EnvKey, Graph
 from .ir.protocol import is_transform
 from .prim import Primitive
+from .prim.grad_ops import EnvInstance
 from .prim.containers import KEY_TYPES, DictValue, ListValue, container_value, kind_of_value
 
 
@@ -577,8 +578,6 @@ def abstract_of(value):
         return AFunction([GraphFunction(value, None)])
     if hasattr(value, "__myia_J__") and not is_transform(value):  # GradMacro, JOf
         return AFunction([MacroFunction(value)])
-    from .prim.grad_ops import EnvInstance
-
     if isinstance(value, EnvInstance):
         return AEnv({k: abstract_of(v) for k, v in value.contents.items()})
     raise MyiaTypeError(f"cannot infer the type of a value of type {type(value).__name__}",

@@ -82,6 +82,7 @@ def _fast_entry(pipeline, fn, args):
 
 
 def _signal_class():
+    # import here: the llvm backend is loaded when a program first runs on it
     from .backend.llvm.wrapper import MISMATCH
 
     return type(MISMATCH)

@@ -33,7 +33,8 @@ same in native code (myia.backend.llvm.wrapper).
 import numpy as np
 
 from .errors import MyiaOverflowError, MyiaTypeError
-from .prim.containers import same_container
+from .abstract import AScalar, ATuple
+from .prim.containers import DictValue, same_container
 
 DTYPES = ("bool", "int64", "float32", "float64")
 _INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -119,8 +120,6 @@ def internal_value(x):
     if t is list or t is tuple:
         return tuple(internal_value(e) for e in x)
     if t is dict:
-        from .prim.containers import DictValue
-
         return DictValue([internal_value(e) for e in x.values()], x.keys())
     return x
 
@@ -141,8 +140,6 @@ def exit_value(x, a):
     """The result `x` of a program whose result type is `a` (an abstract), with the
     lists and dicts that `a` says (tuples inside the program), and its numbers of the
     Python types it says (a Python float, an np.float64...)."""
-    from .abstract import AScalar, ATuple
-
     if a.__class__ is AScalar:
         return _number(x, a)
     if a.__class__ is not ATuple or not isinstance(x, tuple) or len(x) != len(a.elements):

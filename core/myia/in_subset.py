@@ -10,14 +10,18 @@ and AD, which reach them through the hooks it sets).
 
 from . import progress
 from .ad import reverse
-from .ad.forward import JVP
+from .ad.forward import JVP, T_graph
 from .ad.grad import GRAD, VALUE_AND_GRAD, VJP
 from .ad.hessian import HESSIAN
+from .ad.reverse import J_graph, not_J_readable
 from .ad.taylor import JET
+from .ad.transforms import is_data_signature, pair_values
 from .api import (_Transformed, _fn_text, _intern, _interned,
                   _zeros_like_value, grad, hessian, jet, jvp, value_and_grad, vjp)
 from .infer import tangent
+from .parser.programs import header
 from .parser.resolve import register_special
+from .pipeline import optimized_for
 
 
 def register():
@@ -52,27 +56,18 @@ class TangentFunction(_Transformed):
         self._by_signature = {}
 
     def __myia_header__(self):
-        from .parser.programs import header
-
         name, names, defaults = header(self.fn)
         return (f"T{name}", names,
                 {k: (v, _zeros_like_value(v)) for k, v in defaults.items()})
 
     def _build(self, fn_graph):
-        from .ad.forward import T_graph
-
         return T_graph(fn_graph)
 
     def __myia_graph_for__(self, signature):
         if signature not in self._by_signature:
-            from .ad.transforms import pair_values
-
             graph = None
             values = pair_values(signature)
             if values is not None:
-                from .ad.forward import T_graph
-                from .pipeline import optimized_for
-
                 inner, _ = optimized_for(self.fn, values, finish=False)
                 with progress.stage("forward mode", self.__myia_header__()[0]):
                     graph = T_graph(inner)
@@ -96,22 +91,14 @@ class TypedJ(_Transformed):
         self._by_signature = {}
 
     def __myia_header__(self):
-        from .parser.programs import header
-
         name, names, defaults = header(self.fn)
         return f"J{name}", names, defaults
 
     def _build(self, fn_graph):
-        from .ad.reverse import J_graph
-
         return J_graph(fn_graph)
 
     def __myia_graph_for__(self, signature):
         if signature not in self._by_signature:
-            from .ad.reverse import J_graph, not_J_readable
-            from .ad.transforms import is_data_signature
-            from .pipeline import optimized_for
-
             graph = None
             if is_data_signature(signature):
                 inner, _ = optimized_for(self.fn, signature, finish=False)

@@ -42,8 +42,8 @@ from .prim.shape import check_compile_time_size, set_compile_time_limit
 def set_memory_limit(nbytes):
     """The most bytes one call of compiled code may hold, and one value that compiling
     builds (None: no limit)."""
-    # the LLVM runtime only here: a session that never compiles natively does not load
-    # llvmlite for its limits
+    # import here: a session that never compiles natively does not load llvmlite for
+    # its limits
     from .backend.llvm import runtime
 
     runtime.set_memory_limit(nbytes)

@@ -21,6 +21,7 @@ from ..ir.protocol import is_transform
 from ..parser import parse
 from ..prim import Primitive
 from ..prim import ops as P
+from .lifting import laid_out_parameters, lifted_copy, lifted_with_layout, prim_arity
 
 _prim_tangents = {}
 
@@ -129,8 +130,6 @@ def prim_tangent(prim, n_args=None):
     if prim is P.make_tuple:
         n = n_args
     else:
-        from .reverse import prim_arity
-
         n = prim_arity(prim)
     tp = Graph(f"T{prim.name}")
     tp.flags = {"kind": "tangent", "core": True}
@@ -172,7 +171,7 @@ def lift_closure_T(graph, layout=None):
     What the closure captured has no tangent of its own here (it is held fixed: a jvp
     differentiates with respect to its arguments), so outer pairs each captured value
     with zeros, and T of the lifted program does the rest; a captured function becomes
-    its own T.  `layout` (see myia.ad.reverse.lifted_with_layout; None: every captured
+    its own T.  `layout` (see myia.ad.lifting.lifted_with_layout; None: every captured
     value is a parameter) says which captured values are constants and which are
     closures of known graphs, whose own captured values outer takes instead:
     c1..ck are the parameters, depth first, and `flags["paths"]` gives for each the
@@ -180,8 +179,6 @@ def lift_closure_T(graph, layout=None):
     captured, then position j of what that closure captured...), in the order of
     their records, so that specialization reads each from the frame that made the
     closure where it is visible, else from the closure's record (as for J)."""
-    from .reverse import laid_out_parameters, lifted_copy, lifted_with_layout
-
     _, fvs = lifted_copy(graph)
     if layout is None:
         layout = (("param",),) * len(fvs)

@@ -9,6 +9,7 @@ stacked into an array of shape s + s, as `myia.hessian` gives from Python.
 
 import numpy as np
 
+from ..errors import MyiaGradError
 from ..ir import Constant, Graph
 from ..parser import parse
 from ..prim import ops as P
@@ -62,8 +63,6 @@ class HessianMacro(GradMacro):
         g = self._graphs.get(key)
         if g is None:
             if not isinstance(argnums, int) or isinstance(argnums, bool):
-                from ..errors import MyiaGradError
-
                 raise MyiaGradError("hessian takes a single int argnums",
                                     hint="for several arguments, take hessians one at a "
                                          "time")

@@ -25,6 +25,8 @@ from ..ir.protocol import is_transform
 from ..prim import Primitive
 from ..prim import ops as P
 from ..prim.series import ZERO, Term, apply, building, materialize
+from .forward import _jvp_graph
+from .lifting import laid_out_parameters, lifted_copy, lifted_with_layout, prim_arity
 
 #: primitives whose values a jet cannot follow (closure records; J left for run time)
 _NO_SERIES = {"J", "Jinv", "make_closure", "closure_bound"}
@@ -195,8 +197,6 @@ def prim_series(prim, args, node=None, order=None):
                 materialize(a[k], a[0]) if i in active else a[0].node
                 for i, a in enumerate(args)))))
         else:  # piecewise linear: the jvp at the values, the k-th coefficients as tangents
-            from .forward import _jvp_graph
-
             series.append(Term(apply(_jvp_graph(prim), *(a[0].node for a in args),
                                      *(materialize(a[k], a[0]) for a in args))))
     return series
@@ -207,8 +207,6 @@ _prim_jets = {}
 
 def prim_jet_graph(prim, order, node=None):
     """The jet of a primitive used as a value: series tuples in, a series tuple out."""
-    from .reverse import prim_arity
-
     key = (prim, order)
     g = _prim_jets.get(key)
     if g is None:
@@ -228,14 +226,12 @@ def prim_jet_graph(prim, order, node=None):
 
 def lift_closure_jet(graph, layout, order, argnums, jet_of):
     """For a closure of `graph` (what it captured laid out by `layout`, see
-    myia.ad.reverse.lifted_with_layout), the graph `outer(c1, ..., ck)` that returns
+    myia.ad.lifting.lifted_with_layout), the graph `outer(c1, ..., ck)` that returns
     `jet(closure, order, argnums)`: a function of the closure's arguments calling the
     jet of the lifted program W(c1..ck, args...) along argument `argnums + k`, so what
     the closure captured is held fixed.  `jet_of(W, order, argnum)` makes the transform
     object (myia.jet: built per call types, from W's optimized program);
     `flags["paths"]` says where specialization reads each ci from (see lift_closure_T)."""
-    from .reverse import laid_out_parameters, lifted_copy, lifted_with_layout
-
     key = ("lifted jet", layout, order, argnums)
     outer = graph.derived.get(key)
     if outer is not None:

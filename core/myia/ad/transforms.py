@@ -23,6 +23,8 @@ below the parser and inference, which read it.
 """
 
 from ..abstract import TUPLE, AArray, AConstant, AScalar, ATuple
+from .forward import T_graph
+from .reverse import J_graph
 
 
 def derived_transform(base, kind):
@@ -84,8 +86,6 @@ class JOfTransform(_TransformOf):
     kind = "J"
 
     def _apply(self, graph):
-        from .reverse import J_graph
-
         return J_graph(graph)
 
     def _base_signature(self, signature):
@@ -99,8 +99,6 @@ class TOfTransform(_TransformOf):
     kind = "T"
 
     def _apply(self, graph):
-        from .forward import T_graph
-
         return T_graph(graph)
 
     def _base_signature(self, signature):

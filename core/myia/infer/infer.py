@@ -49,8 +49,8 @@ from collections import defaultdict
 
 from ..ad.grad import GradMacro, JOf
 from ..ad.forward import uses_forward_mode
-from ..ad.reverse import (J_graph, J_graph_if_built, lift_closure, lifted_copy, prim_arity,
-                          prim_fprop)
+from ..ad.lifting import lifted_copy, prim_arity
+from ..ad.reverse import J_graph, J_graph_if_built, lift_closure, prim_fprop
 from ..ad.transforms import is_data_signature
 from ..ir.protocol import is_transform
 from ..errors import MyiaError, MyiaGradError, MyiaTypeError

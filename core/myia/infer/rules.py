@@ -46,6 +46,7 @@ from ..abstract import (
     ASlice,
     ATuple,
     LIST,
+    PartialFunction,
     TUPLE,
     TypeMismatch,
     abstract_of,
@@ -848,8 +849,6 @@ def infer_assert(cond, message):
 
 @rule(P.make_closure)
 def infer_make_closure(fn, *captured):
-    from ..abstract import PartialFunction
-
     if not isinstance(fn, AFunction):
         raise MyiaTypeError(f"make_closure of {fn}, which is not a function")
     return AFunction(PartialFunction(o, captured) for o in fn.options)
@@ -857,8 +856,6 @@ def infer_make_closure(fn, *captured):
 
 @rule(P.closure_bound)
 def infer_closure_bound(f, i):
-    from ..abstract import PartialFunction
-
     k = constant_value(i)
     options = f.sorted_options() if isinstance(f, AFunction) else ()
     if len(options) != 1 or not isinstance(options[0], PartialFunction) \

@@ -72,7 +72,7 @@ from ..abstract import (
     constant_value,
     join,
 )
-from ..ad.reverse import lifted_copy, record_layout
+from ..ad.lifting import lifted_copy, record_layout
 from ..errors import MyiaGradError
 from .infer import Context, JRecord, _targets, direct_call, infer_graph
 from .records import TRecord
@@ -642,7 +642,7 @@ class Specializer:
     def along(self, opt, path):
         """(closure option, position, free variable, its abstract) for each step of
         `path` from closure `opt` (positions through the closures it captured, see
-        myia.ad.reverse.captured_leaves)."""
+        myia.ad.lifting.captured_leaves)."""
         o = opt
         for i in path:
             v = lifted_copy(o.graph)[1][i]
@@ -653,7 +653,7 @@ class Specializer:
 
     def read_captured(self, ctx, node, x, opt, path, transform, graph=None):
         """What the closure value `x` (option `opt`) captured at `path` (positions
-        through the closures it captured, see myia.ad.reverse.captured_leaves): read
+        through the closures it captured, see myia.ad.lifting.captured_leaves): read
         from the frame that made each closure on the way where `ctx` sees it, else from
         the closure's record.  (In `graph`, a record reader, no frame is visible.)"""
         loc = node.loc

@@ -31,7 +31,7 @@ pairs again.
 
 from ..ad.forward import JVPMacro, T_graph, lift_closure_T, prim_tangent
 from ..ad.grad import VJPMacro
-from ..ad.reverse import lifted_copy, record_layout
+from ..ad.lifting import lifted_copy, record_layout
 from ..ad.taylor import JetMacro, lift_closure_jet
 from ..ad.transforms import is_data_signature
 from ..errors import MyiaGradError, MyiaTypeError
@@ -151,7 +151,7 @@ def T_of_one_of_several(inf, ctx, node, opt, record, a):
 
 def capture_layout(inf, opt, seen):
     """(layout, abstracts) of what the closure `opt` captured, for its lifted T (see
-    myia.ad.reverse.lifted_with_layout): a function that captures nothing is a
+    myia.ad.lifting.lifted_with_layout): a function that captures nothing is a
     constant; a closure of one known graph is laid out in turn (T takes what it
     captured, so that a grad of it inside the lifted program is resolved when that
     program is typed: `hessian(g)` of a closure g, whose `grad(g)` is taken in
@@ -185,7 +185,7 @@ def capture_layout(inf, opt, seen):
 def static_functions(inf, captured):
     """((i, function), ...) for the captured values of abstracts `captured` that are
     one known function capturing nothing (a graph or a primitive): the lifted
-    program takes them as constants (see myia.ad.reverse.lifted_with_constants)."""
+    program takes them as constants (see myia.ad.lifting.lifted_with_constants)."""
     out = []
     for i, a in enumerate(captured):
         if a.__class__ is AFunction and len(a.options) == 1:

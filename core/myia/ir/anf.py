@@ -164,6 +164,7 @@ class Graph:
         return [p.name for p in self.parameters]
 
     def __str__(self):
+        # import here: the printer reads this module's classes
         from .print import format_graph
 
         return format_graph(self)

@@ -8,6 +8,7 @@ time (a constant, or computed from shapes).  An array whose every element is kno
 
 import numpy as np
 
+from ..errors import MyiaValueError
 from ..prim import compile_time
 from ..prim import ops as P
 from ..prim.shape import DTYPES
@@ -37,8 +38,6 @@ def _linspace_positions(num, endpoint, ndim):
     """(the positions 0, 1, ..., num - 1 as floats, shaped to broadcast against `ndim`
     dimensions of start and stop; the divisor of the step; a mask of the last point)."""
     if num < 0:
-        from ..errors import MyiaValueError
-
         raise MyiaValueError(f"number of samples, {num}, must be non-negative")
     div = (num - 1) if endpoint else num
     shape = (num,) + (1,) * ndim

@@ -28,6 +28,7 @@ import numpy as np
 from ..errors import MyiaShapeError, MyiaTypeError, MyiaValueError
 from ..prim import compile_time
 from ..prim import ops as P
+from ..prim.containers import ListValue
 from ..prim.shape import check_compile_time_size
 
 # ---- compile-time helpers ------------------------------------------------------------------
@@ -658,8 +659,6 @@ def np_partition(a, kth, axis=-1, kind="introselect"):
 def _as_numpy_index(index):
     """The index as NumPy reads it: the program's lists (tuples that remember they are
     lists) become Python lists again."""
-    from ..prim.containers import ListValue
-
     if isinstance(index, ListValue):
         return [_as_numpy_index(i) for i in index]
     if isinstance(index, tuple):
@@ -676,8 +675,6 @@ def _indexed_positions(shape, index):
     try:
         return positions[_as_numpy_index(index)]
     except IndexError as e:
-        from ..errors import MyiaValueError
-
         raise MyiaValueError(f"index {_as_numpy_index(index)!r} for an array of shape "
                              f"{tuple(shape)}: {e}") from None
 

@@ -11,6 +11,7 @@ import collections
 import time
 
 from ..ir import Apply, Constant, Graph, manage
+from ..ir.clone import snapshot
 from ..prim import Primitive
 
 
@@ -78,8 +79,6 @@ class PassLog:
     def keep(self, root, mng):
         """After a pass (or before the first): copy the program, if programs are kept."""
         if self.programs is not None:
-            from ..ir.clone import snapshot
-
             self.programs.append(snapshot(root, mng))
 
     def __str__(self):

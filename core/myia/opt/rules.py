@@ -7,7 +7,8 @@ untyped graphs; every rule keeps the types of the nodes it makes.
 import numpy as np
 
 from ..abstract import AEnv
-from ..ir import Apply, Constant, Graph, Parameter, inline
+from ..ad.reverse import J_graph, prim_fprop
+from ..ir import Apply, Constant, Graph, Parameter, clone_many, inline, manage
 from ..parser.parse import EFFECTS
 from ..prim import Primitive
 from ..prim import ops as P
@@ -449,12 +450,8 @@ def J_of_graph_constant(node, ctx):
         x = node.inputs[1]
         if isinstance(x, Constant) and isinstance(x.value, Graph) and ctx.knows(x.value) \
                 and not ctx.mng.free_variables(x.value):
-            from ..ad.reverse import J_graph
-
             return Constant(_private(J_graph(x.value), ctx), node.loc)
         if isinstance(x, Constant) and isinstance(x.value, Primitive) and x.value is not P.make_tuple:
-            from ..ad.reverse import prim_fprop
-
             return Constant(_private(prim_fprop(x.value), ctx), node.loc)
     return None
 
@@ -463,8 +460,6 @@ def _private(graph, ctx):
     """A copy of `graph` and of the graphs it reaches that are not the program's own
     yet: J's results are cached and shared by every program, and the optimizer
     rewrites the graphs of its program in place."""
-    from ..ir import clone_many, manage
-
     copies = ctx.__dict__.setdefault("private_copies", {})  # within one sweep
     if graph not in copies:
         foreign = [g for g in manage(graph).graphs if not ctx.knows(g)]

@@ -302,7 +302,8 @@ def _cumprod_series(out, x, axis, reverse):
 
 def _subset(fn):
     """The parsed graph of a helper above (parse caches it)."""
-    # the parser is above the primitives: asked only when a jet first needs a helper
+    # import here: the parser is above the primitives (asked only when a jet first
+    # needs a helper)
     from ..parser import parse
 
     return parse(fn)

@@ -48,6 +48,7 @@ def _gadd(x, y):
     if isinstance(x, tuple):
         if not isinstance(y, tuple) or len(x) != len(y):
             raise MyiaTypeError(f"cannot add sensitivities {x!r} and {y!r}")
+        # import here: containers.py imports this module
         from .containers import same_container
 
         return same_container(x if type(x) is not tuple else y,
@@ -80,6 +81,7 @@ ZERO = SymbolicZero(0.0)
 def _zeros_like(x):
     """The zero sensitivity for a value of x's structure."""
     if isinstance(x, tuple):
+        # import here: containers.py imports this module
         from .containers import same_container
 
         return same_container(x, [_zeros_like(e) for e in x])

@@ -39,6 +39,7 @@ class _Ops:
     """`P.add`...: the primitives, looked up when first used (they import this module)."""
 
     def __getattr__(self, name):
+        # import here: the primitives' modules import this one
         from . import ops
 
         return getattr(ops, name)

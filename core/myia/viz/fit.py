@@ -16,7 +16,7 @@ import graphviz
 from ..ir import Graph
 from .draw import FONT, PALETTES, _graph_of, _h, _plain, draw, render, spaced_marks
 from .svg import to_svg
-from .trace import trace
+from .trace import Cluster, Edge, Item, Scene, trace
 
 #: the width at which a notebook shows a picture, and the smallest legible label
 COLUMN_PX = 1000
@@ -125,8 +125,6 @@ def _most_used(scene, cluster, least_uses):
 def _collapsed(part, cluster):
     """The scene of a backpropagator with each group (the steps that undo one primal
     node) drawn as one box, and the edges between boxes."""
-    from .trace import Cluster, Edge, Item, Scene
-
     owner = {}
     c2 = Cluster(cluster.id, cluster.graph, cluster.kind, cluster.core, cluster.name,
                  cluster.params, cluster.tooltip)
@@ -158,8 +156,6 @@ def _collapsed(part, cluster):
 def _one_cluster(scene, cluster):
     """The scene of one cluster alone (drawn without edges between graphs, its free
     variables are small nodes named after them inside it)."""
-    from .trace import Scene
-
     part = Scene()
     part.clusters = [cluster]
     ids = {it.id for it in cluster.items}

@@ -18,6 +18,8 @@ a `graphviz.Digraph`.
 
 import os
 
+import numpy as np
+
 from ..ir import Apply, Constant, Graph, manage
 from ..ir.print import Namer, format_value
 
@@ -364,8 +366,6 @@ def is_library(graph):
 def format_short(value, width=26):
     """A value as a node shows it: a number with 4 significant digits, an array as
     its shape and its first numbers, a tuple by its elements."""
-    import numpy as np
-
     if type(value).__name__ == "Repeated":  # (myia.backend.vm.recording)
         return shorten(f"{format_short(value.value, width)} (last of {value.count})",
                        width + 12)
