@@ -20,18 +20,18 @@
     print(plan_for(fn, x))                   # the groups and their CUDA source (no GPU)
 """
 
+from ...infer import signature_of
+from ...ir import clone_many, manage
 from .device import check_available, device_problem, is_available, load_cupy
 from .executor import CupyBackend, to_numpy
-from .fusion import FusionPlan, Group, fusion_plan
+from .fusion import FusionPlan, Group, fusion_plan, remove_aliases
 
 
 def plan_for(fn, *args, fuse=True):
     """The fusion plan of `fn` (a subset function or a transformed one, e.g.
     `myia.value_and_grad(f)`) specialized for `args`: pure data, no GPU needed."""
-    from ...infer import signature_of
-    from ...ir import clone_many, manage
+    # import here: the pipeline is a layer above backend (see tests/test_layering.py)
     from ...pipeline import optimized_for
-    from .fusion import remove_aliases
 
     typed = optimized_for(fn, signature_of(args))[0]
     typed = clone_many(manage(typed).graphs)[typed]  # the pipeline's is shared

@@ -8,6 +8,7 @@ INSTALL_HINT = "install CuPy with `pip install myia[gpu]` (it installs cupy-cuda
 def load_cupy():
     """The `cupy` module, or a MyiaBackendError when it is not installed."""
     try:
+        # import here: CuPy is optional (myia[gpu]); its absence is the error below
         import cupy
     except ImportError as e:
         raise MyiaBackendError(

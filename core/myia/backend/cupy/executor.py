@@ -22,6 +22,7 @@ from ...errors import MyiaBackendError
 from ...abstract import AArray, AScalar, ATuple, abstract_of, broaden
 from ...ir import Constant, clone_many, manage
 from ..vm import VM, Closure
+from .device import check_available
 from .fusion import FusionPlan, fuse, remove_aliases
 from .impls import ImplTable
 from .kernels import FusedKernel
@@ -63,8 +64,6 @@ class CupyBackend:
 
     def __init__(self, program, xp=None, fuse=True):
         if xp is None:
-            from .device import check_available
-
             xp = check_available()
         self.xp = xp
         self.fuse = fuse

@@ -36,6 +36,8 @@ thus becomes one `ReductionKernel`.
 import hashlib
 import re
 
+import numpy as np
+
 from ...abstract import AArray, AScalar, ATuple
 from ...ir import Apply, Constant, Graph, manage
 from ...prim import Primitive
@@ -65,8 +67,6 @@ def dtype_of(node):
         return a.dtype
     if isinstance(node, Constant):
         v = node.value
-        import numpy as np
-
         if isinstance(v, (bool, np.bool_)):
             return "bool"
         if isinstance(v, int):
@@ -84,8 +84,6 @@ def _static_shape(a):
 
 def _is_scalar_operand(node):
     if isinstance(node, Constant):
-        import numpy as np
-
         return isinstance(node.value, (bool, int, float, np.number)) and \
             dtype_of(node) in DTYPES
     return isinstance(node.abstract, AScalar) and node.abstract.dtype in DTYPES

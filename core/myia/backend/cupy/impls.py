@@ -26,10 +26,14 @@ import operator
 import numpy as np
 
 from ...abstract import AArray, ATuple
+from ...errors import MyiaShapeError, MyiaValueError
 from ...prim import ops as P
+from ...prim.cumulative import scan_axis
 from ...prim.mathfn import LIBM
 from ...prim.grad_ops import EMPTY_ENV, EnvInstance
-from ...prim.shape import DTYPES
+from ...prim.rearrange import check_bounds, concat_shape, normalize_axis
+from ...prim.shape import DTYPES, _axes
+from .dynamic import dynamic_impls
 
 #: pass their values through, device or host
 STRUCTURAL = frozenset({
@@ -192,8 +196,6 @@ def _holds(t, ndarray):
 
 
 def _axes_of(axis, rank):
-    from ...prim.shape import _axes
-
     return _axes(axis, rank)
 
 
@@ -232,8 +234,6 @@ def _device_impls(table):
         return out
 
     def reshape(x, shp):
-        from ...errors import MyiaShapeError
-
         x = dev(x)
         try:
             return x.reshape(shp)
@@ -283,8 +283,6 @@ def _device_impls(table):
 
     def cumulative(fn, what):
         def run(x, axis, reverse):
-            from ...prim.cumulative import scan_axis
-
             x = dev(x)
             axis = scan_axis(axis, x.ndim, what)  # the host impl's errors
             if reverse:
@@ -303,8 +301,6 @@ def _device_impls(table):
         return run
 
     def dot(a, b):
-        from ...errors import MyiaShapeError
-
         a, b = dev(a), dev(b)
         if a.ndim > 2 or b.ndim > 2 or a.ndim == 0 or b.ndim == 0:
             raise MyiaShapeError(
@@ -315,8 +311,6 @@ def _device_impls(table):
         return xp.dot(a, b)
 
     def batch_matmul(a, b):
-        from ...errors import MyiaShapeError
-
         a, b = dev(a), dev(b)
         if a.ndim < 2 or a.ndim != b.ndim or a.shape[:-2] != b.shape[:-2] \
                 or a.shape[-1] != b.shape[-2]:
@@ -326,8 +320,6 @@ def _device_impls(table):
         return xp.matmul(a, b)
 
     def array_to_scalar(x):
-        from ...errors import MyiaShapeError
-
         if x.__class__ is not ndarray:
             return P.array_to_scalar.impl(x)
         if x.size != 1:
@@ -353,8 +345,6 @@ def _device_impls(table):
     def getitem(x, index):
         if x.__class__ is not ndarray:
             return P.getitem.impl(x, index)
-        from ...errors import MyiaValueError
-
         try:
             return x[index_on_host(index)]
         except IndexError:
@@ -434,8 +424,6 @@ def _device_impls(table):
         return xp.sign(dev(x))
 
     def concatenate(xs, axis):
-        from ...prim.rearrange import concat_shape
-
         xs = [dev(x) for x in xs]
         shape = concat_shape([tuple(x.shape) for x in xs], [x.dtype.name for x in xs], axis)
         axis %= len(shape)
@@ -447,15 +435,11 @@ def _device_impls(table):
         return out
 
     def split(x, bounds, axis):
-        from ...prim.rearrange import check_bounds, normalize_axis
-
         x = dev(x)
         axis = normalize_axis(axis, x.ndim)
         points = check_bounds(bounds, x.shape[axis])
         lead = (slice(None),) * axis
         return tuple(x[lead + (slice(a, b),)] for a, b in zip(points, points[1:]))
-
-    from .dynamic import dynamic_impls
 
     return {
         **dynamic_impls(table, dev),

@@ -7,6 +7,11 @@ and shared by every group with the same source and signature (`kernel_for`).
 
 import numpy as np
 
+from ...abstract import AArray
+from ...errors import MyiaBackendError
+from .fusion import dtype_of
+from .impls import array_class
+
 #: {(array module, source key): CuPy kernel object}
 _CACHE = {}
 
@@ -43,7 +48,6 @@ class FusedKernel:
         self.ir_name = group.source.name
         self.xp = xp
         self.stats = stats
-        from .fusion import dtype_of
 
         #: (index, numpy dtype) of the inputs that are scalars: converted on the host
         self.scalars = tuple(
@@ -60,8 +64,6 @@ class FusedKernel:
             #: ReductionKernel iterates over the broadcast of its inputs only)
             self.shape = tuple(group.shape)
         self._kernel = None
-        from .impls import array_class
-
         self.ndarray = array_class(xp)
 
     def kernel(self):
@@ -93,8 +95,6 @@ class FusedKernel:
             return self._launch(k, xp, ndarray, args)
         except Exception as e:
             if type(e).__name__ in ("CompileException", "CompileError"):
-                from ...errors import MyiaBackendError
-
                 raise MyiaBackendError(
                     f"the CUDA compiler rejected the generated kernel {self.ir_name}:\n"
                     f"{e}\n{self.source}",
@@ -122,6 +122,4 @@ class FusedKernel:
 
 
 def _is_array(node):
-    from ...abstract import AArray
-
     return isinstance(node.abstract, AArray)

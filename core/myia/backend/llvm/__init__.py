@@ -38,6 +38,8 @@
 """
 
 from ...infer import signature_of
+from ...parser.programs import header
+from .dispatch import Dispatcher, compile_program
 from .runtime import clear_interrupt, request_interrupt
 
 # every primitive's lowering, registered in registry.RULES, which lower.py reads
@@ -62,8 +64,6 @@ class LLVMBackend:
 
     def compile(self, program):
         """The native code of `program`, a typed, optimized graph, as a callable."""
-        from .dispatch import compile_program
-
         return compile_program(program)
 
     def entry(self, fn):
@@ -79,8 +79,6 @@ class LLVMBackend:
         signature) or of the graph itself."""
         d = self._dispatchers.get(graph)
         if d is None:
-            from .dispatch import Dispatcher
-
             source = graph if source is None else source
             d = Dispatcher(lambda args, s=source: self.typed_program(s, args),
                            name or graph.name)
@@ -97,8 +95,6 @@ class LLVMBackend:
         signature)."""
         entry = self._by_fn.get(fn)
         if entry is None:
-            from ...parser.programs import header
-
             name, names, defaults = header(fn)
             entry = self._by_fn[fn] = (self.dispatcher(fn, fn, name), names, defaults)
         d, names, defaults = entry

@@ -20,6 +20,9 @@ An LType given directly as a node's `abstract` is taken as it is (tests use this
 """
 
 from ... import abstract as A
+from ...abstract import NOT_CONSTANT, AFunction, constant_value
+from ...ir import Apply, Constant, Graph
+from ...prim import ops as P
 from .ltypes import ANY_ENV, Array, Callee, Env, Func, LType, Scalar, Static, Tuple
 from .registry import backend_error
 
@@ -37,10 +40,6 @@ class OptionTable:
     a value of that option says, by its tag, which copy made it."""
 
     def __init__(self, mng):
-        from ...abstract import AFunction
-        from ...ir import Apply, Constant, Graph
-        from ...prim import ops as P
-
         self.mng = mng
         self._any = {}  # option -> a graph of a constant naming it
         self._values = {}  # option -> the graphs of constants that make it as a value
@@ -202,8 +201,6 @@ def known_value(node):
     a = node.abstract
     if a is None or isinstance(a, LType):
         return False, None
-    from ...abstract import NOT_CONSTANT, constant_value
-
     v = constant_value(a)
     if v is NOT_CONSTANT:
         return False, None

@@ -10,6 +10,8 @@ start-up rather than a crash later.
 
 import ctypes
 
+import numpy as np
+
 # PyObject
 OB_REFCNT = 0
 OB_TYPE = 8
@@ -46,8 +48,6 @@ def _read(addr, ctype):
 
 def check_layout():
     """Raise RuntimeError if the objects do not have the layouts above."""
-    import numpy as np
-
     problems = []
     x = 1.25
     if _read(id(x) + FLOAT_VALUE, ctypes.c_double) != 1.25:

@@ -27,8 +27,13 @@ the compiled code polls.
 import threading
 import time
 
+from ...arguments import entry_values
+from ...errors import MyiaTypeError
+from ...gc_pause import gc_paused
 from ...ir import manage
+from ...progress import stage
 from . import runtime
+from .ltypes import Array, Scalar, Static, Tuple
 from .lower import Lowering
 from .registry import backend_error
 from .wrapper import DEEP, MISMATCH, EntryBuilder, make_callable, value_type, with_kinds
@@ -71,8 +76,6 @@ _counter = [0]
 
 def compile_program(graph, dump=None):
     """Lower and compile the typed program `graph`."""
-    from ...progress import stage
-
     with stage("generating machine code", graph.name):
         return _compile_program(graph, dump)
 
@@ -112,8 +115,6 @@ def _compile_program(graph, dump):
 
 
 def _check_boxable(t, what, graph):
-    from .ltypes import Array, Scalar, Static, Tuple
-
     if isinstance(t, (Scalar, Array)):
         return
     if isinstance(t, Static) and (t.value is None or isinstance(t.value, (bool, str, int, float))):
@@ -202,14 +203,10 @@ class Dispatcher:
         return self.slow(args)
 
     def slow(self, args):
-        from ...arguments import entry_values
-
         args = entry_values(args)  # what the native entry did not take as it is
         key = tuple(value_type(a) for a in args)
         c = self.cache.get(key) if None not in key else None
         if c is None:
-            from ...gc_pause import gc_paused
-
             with gc_paused():
                 graph = self.specialize(args)
                 c = compile_program(graph)
@@ -220,8 +217,6 @@ class Dispatcher:
         if r is DEEP:
             return run_deep(c.deep, args)
         if r is MISMATCH:
-            from ...errors import MyiaTypeError
-
             raise MyiaTypeError(
                 f"the compiled code of {self.name} does not accept its arguments "
                 f"({', '.join(type(a).__name__ for a in args)})",

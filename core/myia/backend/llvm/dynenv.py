@@ -26,6 +26,7 @@ from ...errors import MyiaTypeError
 from . import cg
 from .cg import NULL, check_status, i32, i64
 from .ltypes import ANY_ENV, AnyEnv, Array, Env, Scalar, Static, Tuple, to_ir
+from .ops_struct import gadd
 from .runtime import I32, I64, PREFIX, PTR, STATUS_OK
 from .values import coerce, sizeof
 
@@ -213,7 +214,8 @@ class DynamicEnvs:
     def _set_fn(self):
         """i32 set(ctx, ptr env, i64 key, i64 tid, ptr value, ptr out): a new node of
         key in front of a copy of the nodes before key's old one (the rest shared)."""
-        from .lower import Emitter  # (lower.py imports this module)
+        # import here: lower.py imports this module before it defines Emitter
+        from .lower import Emitter
 
         try:
             return self.L.module.get_global(f"{PREFIX}_env_set")
@@ -280,7 +282,8 @@ class DynamicEnvs:
 
     def _define_reader(self, f, out):
         """i32 read(ctx, ptr node, ptr out): the node's value as an `out`."""
-        from .lower import Emitter  # (lower.py imports this module)
+        # import here: lower.py imports this module before it defines Emitter
+        from .lower import Emitter
         e = Emitter.helper(self.L, f)
         b = e.b
         _, node, outp = f.args
@@ -297,8 +300,8 @@ class DynamicEnvs:
     def _define_add(self):
         """i32 add(ctx, ptr x, ptr y, ptr out): x's and y's entries, those of the keys
         both have added."""
-        from .lower import Emitter  # (lower.py imports this module)
-        from .ops_struct import gadd
+        # import here: lower.py imports this module before it defines Emitter
+        from .lower import Emitter
 
         f = self.add_fn
         e = Emitter.helper(self.L, f)

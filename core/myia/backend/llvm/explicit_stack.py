@@ -144,7 +144,8 @@ class ExplicitStack:
         if callee.is_constant_graph():
             recurse(None, None, [fl.value(fv) for fv in L.fvs.get(callee.value, ())])
         else:
-            from .values import load_captured  # (values -> chain -> this module)
+            # import here: values imports chain, which imports this module
+            from .values import load_captured
 
             ftype = fl.ltype(callee)
             fv = fl.value(callee)
@@ -170,7 +171,8 @@ class ExplicitStack:
 
     def level_values(self, opt, record):
         """The values the called level binds: those of `opt` in `record`."""
-        from .values import load_captured  # (values -> chain -> this module)
+        # import here: values imports chain, which imports this module
+        from .values import load_captured
 
         return load_captured(self.fl.b, self.fl.L, opt, record) if opt.n_captured else []
 
@@ -278,7 +280,8 @@ class ExplicitStack:
         b = fl.b
         if not self.returns:
             return
-        from .values import coerce  # (values -> chain -> this module)
+        # import here: values imports chain, which imports this module
+        from .values import coerce
 
         b.position_at_end(self.unwind_block())
         v = b.phi(to_ir(fl.out_t), name="result")

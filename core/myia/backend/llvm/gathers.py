@@ -24,8 +24,10 @@ the copy then reads from the parts, and the concatenation is never made.
 import llvmlite.ir as ir
 import numpy as np
 
+from .arrays import array_constant, c_strides
 from .cg import for_range, i32, i64, outlined
 from .ltypes import ITEMSIZE, Array
+from .ops_elementwise import LoopNest
 from .runtime import I1, I64, PTR, declare
 
 #: a run plan is used when its runs hold this many positions on average, at least
@@ -157,9 +159,6 @@ def _emit_affine(fl, p, part, out_data, dtype):
     """A loop nest over p.dims: vector copies where the innermost step is 1, a vector
     of `lanes` elements shuffled to `inner` copies each where it is 0 (a repeat), a
     splat where it is 0 along a long axis, else element by element."""
-    from .arrays import c_strides
-    from .ops_elementwise import LoopNest
-
     b = fl.b
     data, pst = part
     src = _ptr(b, data, b.mul(i64(p.base), pst), dtype)
@@ -222,8 +221,6 @@ def _emit_affine(fl, p, part, out_data, dtype):
 def _emit_runs(fl, p, parts, out_data, dtype):
     """A loop over the rows of the plan's table (a constant array): memcpy for a run
     of step 1 in a part of unit stride, else a copy element by element."""
-    from .arrays import array_constant
-
     b = fl.b
     rows = len(p.table)
     table = b.extract_value(array_constant(fl, p.table, Array("int64", p.table.shape)), 0)

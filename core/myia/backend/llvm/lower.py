@@ -92,6 +92,7 @@ class ErrorTable:
             clear_interrupt()
             return KeyboardInterrupt()
         if status == STATUS_STACK:
+            # import here: dispatch imports this module
             from .dispatch import DEEP_STACK_SIZE
 
             return MyiaRecursionError(

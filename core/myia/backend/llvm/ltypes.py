@@ -24,6 +24,7 @@ independent of how inference spells its types):
 """
 
 import llvmlite.ir as ir
+import numpy as np
 
 from .runtime import F32, F64, I1, I8, I64, PTR
 
@@ -285,8 +286,6 @@ def to_ir(t):
 
 def of_value(x):
     """The LType of a Python value (the signature of a call from Python)."""
-    import numpy as np
-
     if isinstance(x, (bool, np.bool_)):
         return Scalar("bool")
     if isinstance(x, (int, np.integer)):

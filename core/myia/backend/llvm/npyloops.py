@@ -55,6 +55,8 @@ import threading
 
 import numpy as np
 
+from .runtime import engine
+
 #: {NumPy's dispatch target of the loop: {dtype: the functions whose NumPy loop is
 #: faster than ours}} (see above; earlier NumPy 2 releases name the target AVX512_SKX)
 _AVX512_FASTER = {
@@ -94,9 +96,11 @@ def _dispatch_targets():
     global _TARGETS
     if _TARGETS is None:
         try:
+            # import here: a private NumPy module, whose name and contents vary by version
             from numpy._core._multiarray_umath import __cpu_targets_info__ as info
         except ImportError:
             try:
+                # import here: older NumPy (1.26 is accepted) has no numpy.lib.introspect
                 from numpy.lib.introspect import opt_func_info
 
                 info = opt_func_info()
@@ -146,8 +150,6 @@ def _bind(name, dtype, nin):
     address = _loop_address(ufunc, code, nin)
     if not address:
         return None
-    from .runtime import engine
-
     symbol = f"myia_npyloop_{name}_{dtype}"
     engine().add_symbol(symbol, address)
     return symbol
@@ -186,6 +188,7 @@ _SORT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_ssize_t, cty
 def _bind_sort(dtype):
     if dtype not in _SORT_TYPES or int(np.__version__.split(".")[0]) < 2:
         return None
+    # import here: numpy._core is NumPy 2's private name (sort_symbol catches ImportError)
     from numpy._core import _multiarray_umath as mu
 
     get = ctypes.pythonapi.PyCapsule_GetPointer
@@ -200,8 +203,6 @@ def _bind_sort(dtype):
     address = funcs[_SORT_SLOT]
     if not address or not _sorts_as_numpy(_SORT_FN(address), descr):
         return None
-    from .runtime import engine
-
     symbol = f"myia_npysort_{dtype}"
     engine().add_symbol(symbol, address)
     return symbol

@@ -63,7 +63,8 @@ def fused_nodes(fl, g):
     """The nodes of `g` computed by their only user, not on their own: elementwise
     array nodes computed inside their user's loop, and the nodes a take_along_axis
     absorbs (`ops_shape.absorbed_nodes`: the argsort of a sort...)."""
-    from .ops_shape import absorbed_nodes  # (a cycle: ops_shape imports this module)
+    # import here: ops_shape imports this module
+    from .ops_shape import absorbed_nodes
 
     mng = fl.L.mng
     out = absorbed_nodes(fl, g)
@@ -448,7 +449,7 @@ def materialize(fl, node):
     """The rule of an elementwise node with an array result (not fused away)."""
     plan = fl.gemm_updates.get(node)
     if plan is not None:
-        # (a cycle: gemm_update imports this module)
+        # import here: gemm_update imports this module
         from .gemm_update import emit_gemm_update
 
         return emit_gemm_update(fl, node, plan)

@@ -24,7 +24,7 @@ from ...prim.logic import BITWISE, TO_INT_NAN, TO_INT_RANGE
 from ...prim.mathfn import LIBM
 from .cg import i64
 from .registry import backend_error, rule
-from .ltypes import Array, Scalar, Tuple
+from .ltypes import Array, Scalar, Static, Tuple
 from .runtime import F32, F64, I1, I64, MVEC, declare
 
 SCALAR_IR = {"bool": I1, "int64": I64, "float64": F64, "float32": F32}
@@ -593,13 +593,12 @@ def to_bool(fl, v, t, node):
     if isinstance(t, Scalar):
         return cast(fl.b, v, t.dtype, "bool")
     if isinstance(t, Array):
+        # import here: ops_views imports this module
         from .ops_views import array_truth
 
         return array_truth(fl, v, t, node)
     if isinstance(t, Tuple):
         return ir.Constant(I1, int(len(t.elems) > 0))
-    from .ltypes import Static
-
     if isinstance(t, Static):
         return ir.Constant(I1, int(bool(t.value)))
     raise backend_error(f"the truth value of a {t}", node)
@@ -613,11 +612,20 @@ def _any_array(types, out):
     return isinstance(out, Array) or any(isinstance(t, Array) for t in types)
 
 
+def _materialize(fl, node):
+    """An elementwise node on arrays: computed by the fused loops of ops_elementwise."""
+    # import here: ops_elementwise imports this module
+    from .ops_elementwise import materialize
+
+    return materialize(fl, node)
+
+
 def scalar_operands(fl, args, types, out, node):
     """A scalar result from 0-d array operands (NumPy: `1.0 * np.array(2.0)` is a
     float64 scalar): the operands' single elements, as scalars."""
     if not isinstance(out, Scalar) or not any(isinstance(t, Array) for t in types):
         return args, types
+    # import here: arrays imports this module
     from .arrays import data_of, load_elem
 
     new_args, new_types = [], []
@@ -635,9 +643,7 @@ def _elementwise_rule(name):
     def lower(fl, node, args, types, out):
         args, types = scalar_operands(fl, args, types, out, node)
         if _any_array(types, out):
-            from .ops_elementwise import materialize
-
-            return materialize(fl, node)
+            return _materialize(fl, node)
         b = fl.b
         if not isinstance(out, Scalar) or any(not isinstance(t, Scalar) for t in types):
             if name in ("eq", "ne"):
@@ -669,8 +675,6 @@ def _elementwise_rule(name):
 
 def _static_or_tuple_compare(fl, node, args, types, name):
     """== and != on tuples of numbers and on compile-time values."""
-    from .ltypes import Static
-
     b = fl.b
     a, c = types
     if isinstance(a, Static) and isinstance(c, Static):
@@ -705,18 +709,14 @@ for _p in all_primitives().values():
 @rule(P.to_float)
 def lower_to_float(fl, node, args, types, out):
     if _any_array(types, out):
-        from .ops_elementwise import materialize
-
-        return materialize(fl, node)
+        return _materialize(fl, node)
     return cast(fl.b, args[0], types[0].dtype, out.dtype)
 
 
 @rule(P.to_int)
 def lower_to_int(fl, node, args, types, out):
     if _any_array(types, out):
-        from .ops_elementwise import materialize
-
-        return materialize(fl, node)
+        return _materialize(fl, node)
     b = fl.b
     (x,), (t,) = args, types
     if t.dtype in FLOATS:
@@ -738,9 +738,7 @@ def lower_truth(fl, node, args, types, out):
 def lower_where(fl, node, args, types, out):
     args, types = scalar_operands(fl, args, types, out, node)
     if _any_array(types, out):
-        from .ops_elementwise import materialize
-
-        return materialize(fl, node)
+        return _materialize(fl, node)
     c, x, y = args
     return ew_where(fl.b, c, x, y, types[0].dtype, types[1].dtype, types[2].dtype, out.dtype)
 
@@ -748,7 +746,5 @@ def lower_where(fl, node, args, types, out):
 @rule(P.astype)
 def lower_astype(fl, node, args, types, out):
     if _any_array(types, out):
-        from .ops_elementwise import materialize
-
-        return materialize(fl, node)
+        return _materialize(fl, node)
     return cast(fl.b, args[0], types[0].dtype, out.dtype)

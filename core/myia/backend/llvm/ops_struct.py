@@ -9,13 +9,19 @@ whose entries are typed at run time (`dynenv`).
 
 import llvmlite.ir as ir
 
+from ...abstract import GraphFunction, PrimitiveFunction
+from ...ad.forward import prim_tangent
+from ...ad.reverse import J_graph_if_built, prim_fprop
 from ...errors import MyiaAssertionError, MyiaGradError, MyiaValueError
 from ...prim import ops as P
+from .arrays import full_like
 from .cg import i64
 from .registry import backend_error, rule
 from .values import coerce, load_captured, renumber_tag
-from .ltypes import EMPTY, AnyEnv, Array, Env, Func, Scalar, Static, Tuple, to_ir
-from .ops_scalar import cast, to_bool
+from .ltypes import EMPTY, AnyEnv, Array, Callee, Env, Func, Scalar, Static, Tuple, to_ir
+from .ops_elementwise import ew_values, materialize
+from .ops_scalar import cast, const_like, ew_binary, scalar_operands, to_bool
+from .ops_views import runtime_shape_op
 from .runtime import I1
 
 
@@ -97,6 +103,7 @@ def lower_tuple_cons(fl, node, args, types, out):
 def lower_getitem(fl, node, args, types, out):
     t = types[0]
     if isinstance(t, Array):
+        # import here: ops_index imports this module
         from .ops_index import array_getitem
 
         return array_getitem(fl, node, args, types, out)
@@ -159,8 +166,6 @@ def lower_assert(fl, node, args, types, out):
 
 @rule(P.make_closure)
 def lower_make_closure(fl, node, args, types, out):
-    from .ltypes import Callee
-
     if not isinstance(out, Func):
         raise backend_error(f"make_closure typed {out}", node)
     g = node.inputs[1].value
@@ -212,12 +217,8 @@ def zeros(fl, t, like, like_t, node, one=False):
     """The zero (or one) of type t, shaped like value `like` of type like_t."""
     b = fl.b
     if isinstance(t, Scalar):
-        from .ops_scalar import const_like
-
         return const_like(t.dtype, 1 if one else 0, 1)
     if isinstance(t, Array):
-        from .arrays import full_like
-
         return full_like(fl, like, like_t, t, 1 if one else 0, node)
     if isinstance(t, Tuple):
         v = ir.Constant(to_ir(t), ir.Undefined)
@@ -251,12 +252,8 @@ def lower_ones_like(fl, node, args, types, out):
 def lower_grad_seed(fl, node, args, types, out):
     t = types[0]
     if isinstance(t, Scalar) and t.is_float:
-        from .ops_scalar import const_like
-
         return const_like(out.dtype if isinstance(out, Scalar) else t.dtype, 1.0, 1)
     if isinstance(t, Array) and t.ndim == 0 and t.is_float:
-        from .arrays import full_like
-
         return full_like(fl, args[0], t, out, 1.0, node)
     fl.fail(node, MyiaGradError, f"grad needs a function that returns a float scalar, "
             f"but it returned a {t}")
@@ -267,13 +264,9 @@ def gadd(fl, x, y, tx, ty, out, node):
     """x + y for sensitivities of any structure."""
     b = fl.b
     if isinstance(out, Scalar):
-        from .ops_scalar import ew_binary, scalar_operands
-
         (x, y), (tx, ty) = scalar_operands(fl, [x, y], [tx, ty], out, node)
         return ew_binary(b, "add", x, y, tx.dtype, ty.dtype, out.dtype, True)
     if isinstance(out, Array):
-        from .ops_elementwise import ew_values
-
         return ew_values(fl, "add", [x, y], [tx, ty], out, node)
     if isinstance(out, Tuple):
         v = ir.Constant(to_ir(out), ir.Undefined)
@@ -293,8 +286,6 @@ def gadd(fl, x, y, tx, ty, out, node):
 @rule(P.gadd)
 def lower_gadd(fl, node, args, types, out):
     if isinstance(out, Array):
-        from .ops_elementwise import materialize
-
         return materialize(fl, node)
     return gadd(fl, args[0], args[1], types[0], types[1], out, node)
 
@@ -305,8 +296,6 @@ def lower_J(fl, node, args, types, out):
     function it may be, typed, as the node's other inputs): the J of the one it is, a
     choice of tag; a closure made elsewhere is a record, read by its reader graph
     (myia.infer.specialize, record_reader)."""
-    from ...ad.reverse import J_graph_if_built, prim_fprop
-
     def position_of_J(o):
         return _position_of(o, out, node, "J", prim_fprop, J_graph_if_built)
 
@@ -318,8 +307,6 @@ def lower_T(fl, node, args, types, out):
     """T of a function value chosen at run time (the specializer gives the T graph of
     each function it may be, or for a closure the graph that reads its T from its
     record, see myia.infer.tangent): the T of the one it is, as for J."""
-    from ...ad.forward import prim_tangent
-
     def position_of_T(o):
         return _position_of(o, out, node, "T", prim_tangent, lambda g: g.derived.get("T"))
 
@@ -349,8 +336,6 @@ def _transform_by_option(fl, node, args, types, out, kind, position_of):
 def _position_of(o, out, node, kind, of_prim, of_graph):
     """The option of function type `out` that is `kind` (J or T) of option `o`: the
     graph `of_prim(prim)` or `of_graph(graph)` built for it."""
-    from ...abstract import GraphFunction, PrimitiveFunction
-
     k = o.key
     if isinstance(k, PrimitiveFunction):
         key = GraphFunction(of_prim(k.prim), None)
@@ -507,8 +492,6 @@ def lower_env_add(fl, node, args, types, out):
 def lower_static_only(fl, node, args, types, out):
     if isinstance(out, Static):
         return ir.Constant(EMPTY, [])
-    from .ops_views import runtime_shape_op
-
     return runtime_shape_op(fl, node, args, types, out)
 
 

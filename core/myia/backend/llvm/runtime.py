@@ -41,14 +41,22 @@ it returns, except the buffers of the arrays it returns, which NumPy then owns).
 
 import ctypes
 import ctypes.util
+import hashlib
+import importlib.machinery
+import importlib.util
 import os
+import sys
 import threading
+import time
 import weakref
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
+import numpy as np
 
 from ...prim.mathfn import LIBM
+from . import capi
+from .objcache import ObjectCache, default_dir
 from .objects import IN_PROCESS_FIRST, ObjectMaker, ObjectProcess
 
 # ---- status codes and the context -----------------------------------------------------
@@ -304,15 +312,14 @@ def _cython_blas():
     its file: importing it the usual way runs scipy.linalg's __init__ first, 100-200 ms
     of imports (array-API helpers...) that the capsules do not need (loading the file
     takes 2 ms).  Where scipy's files are not laid out as expected, the usual import."""
-    import importlib.machinery
-    import importlib.util
-
+    # import here: scipy (about 5 ms) is loaded only when a program first calls BLAS
     import scipy
 
     name = "scipy.linalg.cython_blas"
     stem = os.path.join(os.path.dirname(scipy.__file__), "linalg", "cython_blas")
     found = [stem + x for x in importlib.machinery.EXTENSION_SUFFIXES if os.path.exists(stem + x)]
     if not found:
+        # import here: scipy.linalg's __init__ is the 100-200 ms avoided above
         from scipy.linalg import cython_blas
 
         return cython_blas
@@ -366,8 +373,6 @@ class Engine:
         self.name_objects()
         self._target = target
         self._memory_cache = {}  # key -> (weak reference to its engine, addresses)
-        from .objcache import ObjectCache, default_dir
-
         self.disk = ObjectCache(default_dir())
 
     # ---- symbols ------------------------------------------------------------------
@@ -401,11 +406,11 @@ class Engine:
         self.add_symbol("myia_memory_limit", ctypes.addressof(_MEMORY_LIMIT))
 
     def _bind_numpy(self):
-        import numpy as np
-
         try:
+            # import here: NumPy's private module, numpy._core in 2.x, numpy.core in 1.x
             from numpy._core import _multiarray_umath as mu
         except ImportError:  # NumPy 1.x
+            # import here: NumPy's private module, numpy._core in 2.x, numpy.core in 1.x
             from numpy.core import _multiarray_umath as mu
         cap = mu._ARRAY_API
         get = ctypes.pythonapi.PyCapsule_GetPointer
@@ -418,8 +423,6 @@ class Engine:
         self.add_symbol("PyArray_SetBaseObject", entries[282])
         if entries[2] != id(np.ndarray):
             raise RuntimeError("unexpected NumPy C-API table: PyArray_Type is not at slot 2")
-        from . import capi
-
         capi.check_layout()
 
     def bind_blas(self):
@@ -471,8 +474,6 @@ class Engine:
         cached on disk (see `compile`)."""
         name = self.stable_names.get(id(obj))
         if name is None:
-            import numpy as np
-
             if isinstance(obj, np.ndarray):
                 name = "myia_pyarr_" + array_digest(obj)
             else:
@@ -483,8 +484,7 @@ class Engine:
         return name
 
     def name_objects(self):
-        import numpy as np
-
+        # import here: wrapper imports this module
         from .wrapper import DEEP, MISMATCH
 
         known = {"float": float, "int": int, "tuple": tuple, "list": list, "dict": dict,
@@ -546,13 +546,11 @@ class Engine:
         loops and recursions with the `level` pipeline, its array kernels with full
         instruction selection only, its straight-line code with neither
         (MYIA_LLVM_TIERS=0 compiles every module whole, with the `level` pipeline)."""
-        import hashlib
-        import time
-
         t0 = time.perf_counter()
         parts = None  # [(text, how)], the parts others call first
         exports = []
         if self.tiers and isinstance(module, ir.Module):
+            # import here: tiers imports this module
             from . import tiers
 
             split = tiers.partition(module)
@@ -712,8 +710,6 @@ def _unpack_objects(blob):
 
 
 def array_digest(arr):
-    import hashlib
-
     h = hashlib.sha1()
     h.update(f"{arr.dtype.str}{arr.shape}".encode())
     h.update(arr.tobytes())
@@ -742,7 +738,8 @@ def _compile_runtime(e):
     unboxing and boxing, strided copies), compiled once here instead of once per
     program (the module is the same in every process: its machine code comes from
     the disk cache after the first time)."""
-    from . import arrays, cg, wrapper  # noqa: F401  (they register their helpers)
+    # import here: they import this module (and register their helpers when imported)
+    from . import arrays, cg, wrapper  # noqa: F401
 
     names = ["myia_capsule_free", *sorted(cg.RUNTIME_FUNCTIONS)]
     key = _runtime_key(e)
@@ -759,11 +756,6 @@ def _runtime_key(e):
     it reads, the target and the versions of LLVM and llvmlite, libmvec, and the
     MYIA_ settings.  A cached runtime is found by it before its IR is built (building
     and printing that IR took half the engine's start)."""
-    import hashlib
-    import sys
-
-    import numpy as np
-
     h = hashlib.sha256(b"myia runtime\0")
     here = os.path.dirname(os.path.abspath(__file__))
     for name in sorted(os.listdir(here)):
@@ -779,6 +771,7 @@ def _runtime_key(e):
 
 
 def _runtime_module(e):
+    # import here: cg imports this module
     from . import cg
 
     m = e.new_module("myia_runtime")

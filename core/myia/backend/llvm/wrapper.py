@@ -40,10 +40,12 @@ the same arguments instead of answering MISMATCH or DEEP.  A compiled function w
 """
 
 import ctypes
+import resource
 
 import llvmlite.ir as ir
 import numpy as np
 
+from ...abstract import AScalar, ATuple
 from . import capi
 from .cg import (NULL, Builder, alloca, arena_free_fn, arena_owner_fn, at, ctx_load, ctx_store,
                  cycle_counter, for_range, frame_address, gep, i32, i64, load_at, runtime_fn,
@@ -111,8 +113,6 @@ class DictType(Tuple):
 def with_kinds(t, a):
     """The boundary type of a value of LType `t` whose abstract is `a`: its lists and
     dicts (tuples inside) become ListType and DictType, for boxing and unboxing."""
-    from ...abstract import AScalar, ATuple
-
     if isinstance(a, AScalar) and a.numpy and type(t) is Scalar and t.dtype != "float32":
         return NumpyScalar(t.dtype)
     if not (isinstance(a, ATuple) and isinstance(t, Tuple)) or len(a) != len(t.elems):
@@ -163,8 +163,6 @@ def _shallow_budget():
     """The stack a call may use on the caller's thread: 4 MiB where threads have the
     usual 8 MiB stacks (glibc gives new threads RLIMIT_STACK), half the limit where it
     is smaller.  Past it the call runs again on a dedicated thread (see dispatch)."""
-    import resource
-
     soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
     if soft == resource.RLIM_INFINITY or soft >= 8 << 20:
         return 4 << 20

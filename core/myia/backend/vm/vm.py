@@ -12,17 +12,21 @@ obviously right over being fast.  Two things it must get right:
   (the backward pass of a long loop) is limited by memory, not by Python's stack.
 """
 
+import os
+
 import numpy as np
 
 from ...errors import (MyiaError, MyiaOverflowError, MyiaRecursionError, MyiaTypeError,
-                       MyiaValueError)
+                       MyiaValueError, memory_error)
 from ...ir import Apply, Constant, Graph, manage
 from ...ad.forward import JVPMacro, T_graph, lift_closure_T, prim_tangent
 from ...ad.grad import GradMacro, JOf, VJPMacro
-from ...ad.reverse import J_constant, J_graph, lift_closure, prim_arity, prim_fprop
+from ...ad.lifting import prim_arity
+from ...ad.reverse import J_constant, J_graph, lift_closure, prim_fprop
 from ...prim import Primitive
 from ...prim import ops as P
 from ...prim.containers import same_container
+from ...prim.shape import too_big
 
 #: Frames deeper than this raise MyiaRecursionError (each frame is a small Python
 #: object; ten million of them fit in a few GB).
@@ -329,8 +333,6 @@ class VM:
 
 def _user_node(node, stack):
     """`node`, or where the library code it is in was called from the user's code."""
-    import os
-
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     frames = [f.plan.instrs[f.pc][0] for f in reversed(stack)]
     for n in [node, *frames]:
@@ -341,8 +343,6 @@ def _user_node(node, stack):
 
 
 def _memory_error(e, node):
-    from ...errors import memory_error
-
     shape = getattr(e, "shape", None)
     dtype = getattr(e, "dtype", None)
     if shape is not None and dtype is not None:  # NumPy's _ArrayMemoryError
@@ -359,8 +359,6 @@ def _as_myia_error(e, args, loc):
     text = str(e)
     if isinstance(e, ValueError) and ("array is too big" in text or "too large" in text
                                       or "Maximum allowed size" in text):
-        from ...prim.shape import too_big
-
         try:
             shape = np.broadcast_shapes(*[np.shape(x) for x in args
                                           if isinstance(x, np.ndarray)])
