@@ -5,9 +5,10 @@
     myia-repl                                                          the same
     python -m myia_kernel run NB.ipynb --html OUT.html                 run a notebook
 
-`Session` (in `session`) is the state both share: the namespace, the cells' definitions,
-the magics (`magics`), the pictures (`display`); `kernel` puts it behind the Jupyter
-protocol, `repl` behind prompt_toolkit.
+`Session` (in `session`) is the state both share: the namespace, the cells, their
+definitions (`definitions`), completion and help (`introspection`), errors as outputs
+(`error_output`), the magics (`magics`), the pictures (`display`); `kernel` puts it
+behind the Jupyter protocol, `repl` behind prompt_toolkit.
 """
 
 __version__ = "0.1.0.dev0"
@@ -16,7 +17,8 @@ KERNEL_NAME = "myia"
 
 
 def __getattr__(name):
-    if name == "Session":  # imported lazily: `python -m myia_kernel install` stays fast
+    if name == "Session":
+        # import here: the session loads the compiler (seconds); `install` stays fast
         from .session import Session
 
         return Session

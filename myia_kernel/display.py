@@ -1,5 +1,6 @@
 """Values and drawings as Jupyter MIME bundles.
 
+    is_data(value)                     whether compiled code returned data (not a function)
     bundle_for(value, session)         {"text/plain": ...} for data; a drawing for an IRView
     ir_bundle(view, session)           the drawing of a program, as one bundle
     picture_bundles(view, session)     the drawing as one bundle per picture
@@ -12,17 +13,30 @@ and `image/svg+xml` (for nbconvert and the classic notebook), with the text IR a
 once, plainly, and the bundle holds the text IR and the DOT source.
 """
 
+import html
 import inspect
 import re
+import sys
 import types
 
 import numpy as np
+
+from myia.introspect import class_name, library_class
+from myia.viz import VizUnavailable, pictures, to_svg
 
 NO_DOT_WARNING = (
     "warning: Graphviz's `dot` program was not found, so graphs are shown as text (the "
     "IR and its DOT source), not pictures.  Install it to see them drawn:\n"
     "    sudo apt-get install graphviz    (Debian/Ubuntu)\n"
     "    brew install graphviz            (macOS)")
+
+
+def is_data(value):
+    """True for the values compiled code returns as data (not functions)."""
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes,
+                                           np.ndarray, np.generic)):
+        return True
+    return isinstance(value, tuple) and all(is_data(v) for v in value)
 
 
 def format_value(value):
@@ -44,8 +58,6 @@ def format_value(value):
 
 def describe_type(value):
     """A short name for the type of a value: float, ndarray(float64, shape=(3,))..."""
-    from myia.introspect import class_name, library_class
-
     if not library_class(type(value)):  # a user's object: its attributes are its code
         return f"{class_name(type(value))} (a Python object)"
     if isinstance(value, bool):
@@ -93,8 +105,6 @@ def bundle_for(value, session=None):
 def render_svg(digraph):
     """(svg text, None) or (None, reason) when Graphviz cannot draw ("no-dot", or the
     reason in one line, after myia.viz.to_svg's retries with simpler layouts)."""
-    from myia.viz import VizUnavailable, to_svg
-
     try:
         return to_svg(digraph), None
     except VizUnavailable as e:
@@ -108,8 +118,6 @@ def _warn(session, reason):
     text = NO_DOT_WARNING if reason == "no-dot" else (
         f"warning: no picture: {reason}; the program is shown as text")
     if session is None:
-        import sys
-
         print(text, file=sys.stderr)
         return
     if reason == "no-dot" and session.warned_no_dot:
@@ -155,8 +163,6 @@ def html_of(svg, caption=None):
 
 
 def _esc(text):
-    import html
-
     return html.escape(text, quote=True)
 
 
@@ -164,8 +170,6 @@ def picture_bundles(view, session=None, text=None, **options):
     """[bundle]: the drawing of a program (an IRView or a Graph) as one bundle per
     picture (one, or an overview and one per graph when too wide to read); the text
     IR goes with the first.  Options go to myia.viz.render (title, values, library...)."""
-    from myia.viz import VizUnavailable, pictures
-
     text = str(view) if text is None else text
     try:
         parts = pictures(view, **options)

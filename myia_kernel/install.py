@@ -14,6 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from jupyter_client.kernelspec import KernelSpecManager
+
 from . import KERNEL_NAME
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "kernel.json"
@@ -43,8 +45,6 @@ def install(user=False, prefix=None, name=KERNEL_NAME, display_name=None, locked
     """Install the kernelspec; returns the directory it went to.  `locked`: a kernel
     for shared hubs (no %%python), with optional limits (seconds per cell, bytes per
     compiled call, e.g. "2G")."""
-    from jupyter_client.kernelspec import KernelSpecManager
-
     spec = kernel_spec()
     if locked:
         spec["argv"].append("--MyiaKernel.locked=True")
@@ -84,6 +84,7 @@ def main(argv=None):
     prefix = sys.prefix if args.sys_prefix else args.prefix
     name = args.name or (LOCKED_NAME if args.locked else KERNEL_NAME)
     if args.memory_limit:
+        # import here: limits imports the compiler (seconds); only --memory-limit needs it
         from .limits import parse_size
 
         try:

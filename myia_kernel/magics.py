@@ -6,16 +6,29 @@ They write through `session.print` / `session.display`, and raise `UsageError` f
 wrong call.
 """
 
+import ast
+import base64
 import inspect
+import io
+import linecache
 import math
 import re
+import resource
 import time
+import types
 
 import numpy as np
 
 import myia
 from myia.backend import BACKENDS, backend_problem
-from myia.errors import MyiaBackendError, MyiaError
+from myia.errors import MyiaBackendError, MyiaError, format_bytes
+from myia.introspect import STAGES, entry_values, run_recording
+from myia.viz import trace
+from myia.viz.trace import format_short
+
+from .definitions import Definition
+from .display import describe_type, format_value
+from .error_output import UsageError, syntax_error
 
 LINE_MAGICS = {}
 CELL_MAGICS = {}
@@ -37,8 +50,6 @@ def cell_magic(name):
 
 
 def _usage(msg):
-    from .session import UsageError
-
     return UsageError(msg)
 
 
@@ -76,8 +87,6 @@ def magic_help(name):
 
 
 def _stages():
-    from myia.introspect import STAGES
-
     return tuple(STAGES)
 
 
@@ -160,8 +169,6 @@ def magic_help_cmd(session, line):
 
 def _limits_text(session):
     """What %help says of a locked session and of the limits, if any."""
-    from myia.errors import format_bytes
-
     lines = []
     if session.locked:
         lines.append("This session is locked: cells hold subset code only; %%python and "
@@ -242,8 +249,6 @@ READABLE_ITEMS = 160
 
 
 def _readable(derivative):
-    from myia.viz import trace
-
     try:
         scene = trace(myia.ir(derivative).graph, library=False)
     except Exception:  # noqa: BLE001  (the optimized view reports what is wrong)
@@ -259,8 +264,6 @@ def _draw(session, view, **options):
 
 
 def _show_transform(session, derivative, what):
-    from myia.viz import trace
-
     view = myia.ir(derivative)
     scene = trace(view.graph, library=False)
     drawn = sum(it.role == "apply" for it in scene.items.values())
@@ -271,14 +274,8 @@ def _show_transform(session, derivative, what):
 
 
 def _show_values(session, derivative, what, args):
-    from myia.introspect import entry_values, run_recording
-
     view = myia.ir(derivative)
     result, values, _ = run_recording(view.graph, entry_values(args))
-    from myia.viz.trace import format_short
-
-    from .display import format_value
-
     # arrays as their shape and first numbers, as on the nodes
     shown = ", ".join(format_short(a, 40) for a in args)
     session.print(f"{what}({shown}) = {format_value(result)}\n"
@@ -502,8 +499,6 @@ def magic_time(session, line):
 
 
 def _os_times():
-    import resource
-
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime, r.ru_stime
 
@@ -576,8 +571,6 @@ def magic_type(session, line):
     if inferred is not None:
         session.print(f"{inferred}")
         return
-    from .display import describe_type
-
     value = session._evaluate(wrapper, node)
     session.print(f"{describe_type(value)}    (the type of the value)")
 
@@ -598,8 +591,6 @@ def _inferred_type(wrapper):
 @line_magic("who")
 def magic_who(session, line):
     """%who: the names your cells defined (functions and values)."""
-    from .display import describe_type
-
     names = session.user_names()
     if not names:
         session.print("Interactive namespace is empty.")
@@ -687,12 +678,11 @@ def _superscript(n):
 
 
 def _show_plot(session, xs, curves, lo, hi):
+    # import here: matplotlib is slow to import (a third of a second), only for %plot
     import matplotlib
 
     matplotlib.use("Agg")
-    import base64
-    import io
-
+    # import here: as matplotlib above (slow to import, only for %plot)
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6.4, 3.6), dpi=100)
@@ -713,8 +703,6 @@ def _show_plot(session, xs, curves, lo, hi):
 
 
 def _compilable(fn):
-    import types
-
     return isinstance(fn, types.FunctionType) or hasattr(fn, "__myia_graph__")
 
 
@@ -731,10 +719,8 @@ def magic_python(session, line, body, number):
     value of a last expression is shown.  Functions defined here are Python functions:
     subset code may call them only if they are written in the subset.
     """
-    import ast
-    import linecache
-
-    from .session import CellSource, Definition, syntax_error
+    # import here: session imports magics (an import cycle at the top)
+    from .session import CellSource
 
     filename = session._new_file()
     cell = CellSource(filename, body, number)

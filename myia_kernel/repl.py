@@ -18,7 +18,13 @@ import os
 import signal
 import sys
 import tempfile
+import termios
 from pathlib import Path
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings
 
 from myia.backend import BACKENDS
 
@@ -163,8 +169,6 @@ def _keys_as_typed(fd):
     """The terminal out of its line mode from before the prompt is written until the
     prompt is done (prompt_toolkit takes raw mode only after writing it): a Ctrl-D
     typed as the prompt appears is a key, not an end of file that would be lost."""
-    import termios
-
     try:
         old = termios.tcgetattr(fd)
     except termios.error:
@@ -182,11 +186,6 @@ def _keys_as_typed(fd):
 
 def interactive(repl, history_file=None, input=None, output=None):
     """The prompt_toolkit loop (`input`/`output`: prompt_toolkit's, for tests)."""
-    from prompt_toolkit import PromptSession
-    from prompt_toolkit.completion import Completer, Completion
-    from prompt_toolkit.history import FileHistory
-    from prompt_toolkit.key_binding import KeyBindings
-
     session = repl.session
 
     class SessionCompleter(Completer):
@@ -212,7 +211,9 @@ def interactive(repl, history_file=None, input=None, output=None):
 
     lexer = None
     try:
+        # import here: pygments is optional (without it, no colours)
         from prompt_toolkit.lexers import PygmentsLexer
+        # import here: pygments is optional, as above
         from pygments.lexers.python import PythonLexer
 
         lexer = PygmentsLexer(PythonLexer)

@@ -168,8 +168,11 @@ def markdown_to_html(text):
 
 def _highlight(code):
     try:
+        # import here: pygments is optional (without it, the code is plain text)
         from pygments import highlight
+        # import here: pygments is optional, as above
         from pygments.formatters import HtmlFormatter
+        # import here: pygments is optional, as above
         from pygments.lexers import PythonLexer
 
         return highlight(code, PythonLexer(), HtmlFormatter(nowrap=True, noclasses=True))

@@ -36,8 +36,8 @@ import types
 import numpy as np
 
 import myia
-from myia.errors import MyiaError, MyiaOverflowError, MyiaSyntaxError, MyiaTypeError, \
-    MyiaValueError
+from myia.errors import MyiaError, MyiaNameError, MyiaOverflowError, MyiaSyntaxError, \
+    MyiaTypeError, MyiaValueError
 from myia.introspect import (check_compile_time_size, check_not_foreign, foreign_part,
                              is_myia_class, library_value)
 
@@ -265,8 +265,6 @@ class SafeEval:
             return getattr(builtins, name)
         if name in ("True", "False", "None"):  # (parsed as constants; for safety)
             return {"True": True, "False": False, "None": None}[name]
-        from myia.errors import MyiaNameError
-
         raise MyiaNameError(f"name `{name}` is not defined", self.loc_of(node))
 
     def _Attribute(self, node):

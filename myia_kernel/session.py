@@ -32,40 +32,40 @@ Nothing else of a subset cell is evaluated by Python either (see `seal`): annota
 dropped, default values and magic arguments are read by SafeEval.
 
 Redefining a name rebuilds what depends on it: the definitions (defs and assignments) of
-the session that use the name, directly or through others, are made again, in order.
+the session that use the name, directly or through others, are made again, in order
+(see `definitions`).  Completion, help on a name and is_complete are in `introspection`.
 
 Outputs are dicts in the shape of Jupyter's messages (and of nbformat outputs):
 `{"output_type": "stream", "name": "stdout", "text": ...}`, `display_data` and
 `execute_result` with `data` (a MIME bundle), and `error` with `ename`, `evalue`,
 `traceback` (lines: the message, the cell line and a caret, the hint; never the
-compiler's frames).  `on_output` receives each one as it is made.
+compiler's frames; see `error_output`).  `on_output` receives each one as it is made.
 """
 
 import ast
 import builtins
-import codeop
-import inspect
 import io
-import keyword
 import linecache
 import math
+import os
 import re
-import symtable
 import tokenize
-import traceback
 import types
 
 import numpy as np
 
 import myia
-from myia.errors import MyiaError, MyiaSyntaxError
-from myia.introspect import (class_name, default_backend, foreign_part, is_myia_class,
-                             progress, returns_function)
+from myia.errors import MyiaSyntaxError
+from myia.introspect import default_backend, is_myia_class, progress, returns_function
 
 from . import limits
 from . import magics as _magics
 from . import seal
-from .display import format_value
+from .definitions import Definition, DefinitionsMixin, bind, names_read, target_names
+from .display import bundle_for, is_data, picture_bundles
+from .error_output import (CELL_FILE, UsageError, char_col, error_output, node_location,
+                           syntax_error)
+from .introspection import HELP_LINE, IntrospectionMixin
 
 PREFIX = "def __cell_expr__(): return "
 #: a compile that runs longer than this many seconds gets a status line (the stage),
@@ -74,15 +74,9 @@ STATUS_AFTER = 1.0
 STATUS_EVERY = 0.5
 WRAPPER = "__cell_expr__"
 HOST_TRANSFORMS = (myia.jvp, myia.vjp, myia.hessian, myia.jet)
-_CELL_FILE = re.compile(r"^<myia-(cell|magic)-(\d+)>$")
-_HELP_LINE = re.compile(r"^\s*(\?{1,2})?([A-Za-z_][\w.]*)(\?{1,2})?\s*$")
 #: a line that names the python magic (a locked session refuses the whole cell)
 _PYTHON_MAGIC = re.compile(r"^\s*%{1,2}\s*python(?![\w?])", re.MULTILINE | re.IGNORECASE)
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
-
-
-class UsageError(Exception):
-    """A magic was called the wrong way (IPython's `UsageError`)."""
 
 
 class Result:
@@ -130,77 +124,12 @@ class CellSource:
         return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
 
 
-class Definition:
-    """A name (or names) the session's cells defined, and how to make it again.
-
-    kind: "def" (code: the module code of the `def`), "assign" (code: the module code of
-    the wrapper def; targets: the assignment's target), "python" (an import or a
-    `%%python` cell: never made again).  deps: the global names it reads."""
-
-    def __init__(self, kind, names, deps, code=None, targets=None, filename=None,
-                 value_node=None):
-        self.kind = kind
-        self.value_node = value_node
-        self.names = tuple(names)
-        self.deps = frozenset(deps)
-        self.code = code
-        self.targets = targets
-        self.filename = filename
-        self.defaults = ((), {})  # a def's default values (see Session._defaults)
-        self.stale = None  # the error that keeps it from being recomputed, if any
-
-
-def _names_read(node):
-    """The global names that the def or expression `node` reads (its parameters and
-    local variables, and those of nested functions, excluded)."""
-    if isinstance(node, ast.expr):
-        node = ast.Expr(node)
-    table = symtable.symtable(ast.unparse(node), "<cell>", "exec")
-    names = {s.get_name() for s in table.get_symbols() if s.is_referenced()}
-    todo = list(table.get_children())
-    while todo:
-        t = todo.pop()
-        names |= {s.get_name() for s in t.get_symbols() if s.is_global()}
-        todo.extend(t.get_children())
-    return names
-
-
-def _target_names(target):
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for elt in target.elts for n in _target_names(elt)]
-    return None
-
-
-def _bind(target, value, ns):
-    if isinstance(target, ast.Name):
-        ns[target.id] = value
-        return
-    values = tuple(value)
-    if len(values) != len(target.elts):
-        raise MyiaError(
-            f"cannot unpack {len(values)} values into {len(target.elts)} names")
-    for t, v in zip(target.elts, values):
-        _bind(t, v, ns)
-
-
-def is_data(value):
-    """True for the values compiled code returns as data (not functions)."""
-    if value is None or isinstance(value, (bool, int, float, complex, str, bytes,
-                                           np.ndarray, np.generic)):
-        return True
-    return isinstance(value, tuple) and all(is_data(v) for v in value)
-
-
 _MISSING = object()
 #: the environment variable that locks every session of a process (see README)
 LOCKED_VARIABLE = "MYIA_LOCKED"
 
 
 def locked_from_environment():
-    import os
-
     return os.environ.get(LOCKED_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
 
 
@@ -219,8 +148,14 @@ def new_namespace():
     }
 
 
-class Session:
-    """The state of one kernel or REPL: namespace, definitions, backend, history."""
+class Session(DefinitionsMixin, IntrospectionMixin):
+    """The state of one kernel or REPL: namespace, definitions, backend, history.
+
+    Its definitions and their rebuilding are in `definitions.DefinitionsMixin`;
+    completion, inspection and is_complete in `introspection.IntrospectionMixin`."""
+
+    #: the Jupyter `error` output of an exception (see error_output.py)
+    error_output = error_output
 
     def __init__(self, backend=None, on_output=None, locked=None, time_limit=None,
                  memory_limit=None):
@@ -319,14 +254,10 @@ class Session:
             self.print(text)
 
     def bundle(self, value):
-        from .display import bundle_for
-
         return bundle_for(value, self)
 
     def picture_bundles(self, view, **options):
         """The drawing of a program, one bundle per picture (see display.py)."""
-        from .display import picture_bundles
-
         return picture_bundles(view, self, **options)
 
     def _new_file(self, kind="cell"):
@@ -370,7 +301,7 @@ class Session:
                 name = line[2:].split(" ")[0]
                 raise UsageError(f"`%%{name}` is a cell magic: it must be the first line "
                                  f"of the cell (line {i} here)")
-            if line.startswith("%") or (_HELP_LINE.match(line) and "?" in line):
+            if line.startswith("%") or (HELP_LINE.match(line) and "?" in line):
                 magic_lines[i] = line
                 blanked.append("")
             else:
@@ -422,39 +353,40 @@ class Session:
         ok = (ast.FunctionDef, ast.Expr, ast.Assign, ast.AnnAssign, ast.Import,
               ast.ImportFrom, ast.Pass)
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            seal.check_import(stmt, _loc(filename, stmt))
+            seal.check_import(stmt, node_location(filename, stmt))
         elif isinstance(stmt, ast.FunctionDef):
-            seal.check_binding(stmt.name, _loc(filename, stmt), "define")
+            seal.check_binding(stmt.name, node_location(filename, stmt), "define")
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
                 for n in ast.walk(t):
                     if isinstance(n, ast.Name):
-                        seal.check_binding(n.id, _loc(filename, n))
+                        seal.check_binding(n.id, node_location(filename, n))
         if isinstance(stmt, ok) and not isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            seal.check_reads(stmt, lambda n: _loc(filename, n))
+            seal.check_reads(stmt, lambda n: node_location(filename, n))
         if isinstance(stmt, ast.Assign):
-            bad = [t for t in stmt.targets if _target_names(t) is None]
+            bad = [t for t in stmt.targets if target_names(t) is None]
             if bad:
                 raise MyiaSyntaxError(
                     "a cell can only assign names (`x = ...`, `a, b = ...`)",
-                    _loc(filename, bad[0]),
+                    node_location(filename, bad[0]),
                     hint="values are immutable in Myia; use a %%python cell to build "
                          "data with Python")
         elif isinstance(stmt, ast.AnnAssign) and (stmt.value is None
-                                                   or _target_names(stmt.target) is None):
-            raise MyiaSyntaxError("a cell can only assign names", _loc(filename, stmt))
+                                                   or target_names(stmt.target) is None):
+            raise MyiaSyntaxError("a cell can only assign names",
+                                  node_location(filename, stmt))
         elif isinstance(stmt, ast.AugAssign):
             op = type(stmt.op).__name__
             raise MyiaSyntaxError(
                 f"augmented assignment ({op}) is not supported at the top level of a cell",
-                _loc(filename, stmt), hint="write `x = x + ...`")
+                node_location(filename, stmt), hint="write `x = x + ...`")
         elif not isinstance(stmt, ok):
             what = type(stmt).__name__.lower()
             what = {"functiondef": "def", "asyncfunctiondef": "async def",
                     "classdef": "class", "expr": "expression"}.get(what, what)
             raise MyiaSyntaxError(
                 f"a top-level `{what}` statement cannot be in a Myia cell",
-                _loc(filename, stmt),
+                node_location(filename, stmt),
                 hint="cells hold defs, expressions and assignments: put the code in a "
                      "function and call it, or use a %%python cell for ordinary Python")
 
@@ -481,7 +413,7 @@ class Session:
                 last = s.targets[-1] if isinstance(s, ast.Assign) else s.target
                 cut = None
                 if last.end_lineno == s.lineno and value.lineno == s.lineno:
-                    eq = line.find("=", _char_col(line, last.end_col_offset))
+                    eq = line.find("=", char_col(line, last.end_col_offset))
                     if eq >= 0:
                         cut = eq + 1
                         while cut < len(line) and line[cut] == " ":
@@ -497,7 +429,7 @@ class Session:
                 seg_lines = segment.split("\n")
                 start = len(lines) + len(appended) + 1
                 appended.append(PREFIX + "(" + seg_lines[0])
-                col = _char_col(lines[value.lineno - 1], value.col_offset)
+                col = char_col(lines[value.lineno - 1], value.col_offset)
                 cell.linemap[start] = (value.lineno, len(PREFIX) + 1 - col)
                 for k, extra in enumerate(seg_lines[1:], 1):
                     appended.append(extra)
@@ -525,9 +457,9 @@ class Session:
             return value, True
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         for t in targets:
-            _bind(t, value, ns)
-        names = [n for t in targets for n in _target_names(t)]
-        self._record(Definition("assign", names, _names_read(value_node), code,
+            bind(t, value, ns)
+        names = [n for t in targets for n in target_names(t)]
+        self._record(Definition("assign", names, names_read(value_node), code,
                                 targets, filename, value_node))
         self._rebuild(names)
         return None, False
@@ -550,7 +482,7 @@ class Session:
         if self._uses_host_transforms(value_node):
             filename = wrapper.__code__.co_filename
             node = _wrapper_value(filename, wrapper.__code__.co_firstlineno)
-            return seal.SafeEval(self, lambda n: _loc(filename, n)).eval(node)
+            return seal.SafeEval(self, lambda n: node_location(filename, n)).eval(node)
         compiled = myia.compile(wrapper, backend=self.backend)  # a new wrapper: not kept
         if self.backend == "llvm" and returns_function(compiled.pipeline.specialize(wrapper, ())):
             # native code hands only data to Python: a function value (its type says so)
@@ -562,7 +494,7 @@ class Session:
         return value
 
     def _uses_host_transforms(self, node):
-        for name in _names_read(node):
+        for name in names_read(node):
             v = self.namespace.get(name)
             # (is_myia_class first: the name of a user's class could run its metaclass)
             if any(v is t for t in HOST_TRANSFORMS) or is_myia_class(type(v)) and \
@@ -585,158 +517,11 @@ class Session:
                 pass
         return c
 
-    def _define_functions(self, group, filename):
-        """Bind consecutive defs (so that they can call each other), then parse each.
-        The valid ones join the session; one that does not compile keeps its previous
-        definition (if any), and the cell says which were kept."""
-        ns = self.namespace
-        missing = object()
-        saved = {}
-        made = []
-
-        def restore(names):
-            for name in names:
-                old = saved[name]
-                if old is missing:
-                    ns.pop(name, None)
-                else:
-                    ns[name] = old
-
-        try:
-            for stmt, stmt2 in group:
-                if stmt2.decorator_list:
-                    raise MyiaSyntaxError("decorators are not supported in Myia cells",
-                                          _loc(filename, stmt.decorator_list[0]),
-                                          hint="call the decorator on the function explicitly")
-                # Python evaluates neither annotations (dropped: the compiler ignores
-                # them) nor default values (read by seal.SafeEval, then set)
-                seal.strip_annotations(stmt2)
-                defaults = self._defaults(stmt2, filename)
-                code = compile(ast.Module([stmt2], []), filename, "exec")
-                saved.setdefault(stmt.name, ns.get(stmt.name, missing))
-                exec(code, ns)
-                _set_defaults(ns[stmt.name], defaults)
-                made.append((stmt, code, defaults))
-        except BaseException:
-            restore(saved)
-            raise
-        errors = {}
-        for stmt, _, _ in made:
-            try:
-                myia.ir(ns[stmt.name], stage="parsed")
-            except KeyboardInterrupt:
-                restore(saved)
-                raise
-            except Exception as e:  # noqa: BLE001  reported below, the others are kept
-                errors.setdefault(stmt.name, e)
-        restore(errors)
-        names = []
-        for stmt, code, defaults in made:
-            if stmt.name in errors:
-                continue
-            d = Definition("def", [stmt.name], _names_read(stmt), code, filename=filename)
-            d.defaults = defaults
-            self._record(d)
-            names.append(stmt.name)
-        self._rebuild(names)
-        if errors:
-            if len(made) > 1:
-                bad = ", ".join(errors)
-                kept = ", ".join(names)
-                old = [n for n in errors if saved[n] is not missing]
-                self.print((f"kept {kept}; " if kept else "none of the cell's definitions "
-                            "were kept; ") + f"not defined: {bad} (the error below)"
-                           + (f"; {', '.join(old)} keep{'s' if len(old) == 1 else ''} "
-                              f"the previous definition" if old else ""), name="stderr")
-            raise next(iter(errors.values()))
-
-    def _defaults(self, fdef, filename):
-        """(positional defaults, keyword-only defaults) of a def, read by SafeEval; the
-        AST's default expressions become None (Python does not evaluate them)."""
-        reader = seal.SafeEval(self, lambda n: _loc(filename, n))
-        a = fdef.args
-        positional = tuple(reader.eval(d) for d in a.defaults)
-        keyword = {arg.arg: reader.eval(d) for arg, d in zip(a.kwonlyargs, a.kw_defaults)
-                   if d is not None}
-        a.defaults = [ast.copy_location(ast.Constant(None), d) for d in a.defaults]
-        a.kw_defaults = [None if d is None else ast.copy_location(ast.Constant(None), d)
-                         for d in a.kw_defaults]
-        return positional, keyword
-
-    def _record(self, definition):
-        for name in definition.names:
-            self.definitions.pop(name, None)
-            self.definitions[name] = definition
-        self._compiled.clear()
-
-    # ---- redefinition ----------------------------------------------------------------
-
-    def dependents(self, names):
-        """The definitions to make again when `names` change, in definition order."""
-        changed = set(names)
-        todo = []
-        ordered = []
-        for d in self.definitions.values():
-            if d not in ordered:
-                ordered.append(d)
-        grew = True
-        while grew:
-            grew = False
-            for d in ordered:
-                if d in todo or d.kind == "python" or set(d.names) & set(names):
-                    continue
-                if d.deps & changed:
-                    todo.append(d)
-                    changed.update(d.names)
-                    grew = True
-        return [d for d in ordered if d in todo]
-
-    def _rebuild(self, names):
-        todo = _topological(self.dependents(names))
-        if not todo:
-            return
-        ns = self.namespace
-        self._compiled.clear()
-        problems = []
-        # Bind every def first (they may call each other), then parse or evaluate each
-        # one after what it reads: parsing resolves global names to their values.
-        for d in todo:
-            if d.kind == "def":
-                exec(d.code, ns)
-                _set_defaults(ns[d.names[0]], d.defaults)
-        for d in todo:
-            try:
-                if d.kind == "def":
-                    myia.ir(ns[d.names[0]], stage="parsed")
-                    continue
-                wrapper = self._make_wrapper(d.code)
-                value = self._evaluate(wrapper, d.value_node)
-                for t in d.targets:
-                    _bind(t, value, ns)
-            except Exception as e:  # noqa: BLE001  reported below; the cell goes on
-                problems.append((d, e))
-                if d.kind == "assign":
-                    # set aside, not forgotten: recomputed when what it reads changes
-                    for n in d.names:
-                        ns.pop(n, None)
-                    d.stale = e
-                continue
-            d.stale = None
-        rebuilt = ", ".join(n for d in todo for n in d.names)
-        what = ", ".join(names)
-        self.print(f"(rebuilt after redefining {what}: {rebuilt})")
-        for d, e in problems:
-            dropped = d.kind == "assign"
-            msg = f"warning: {', '.join(d.names)} " + (
-                "could not be recomputed: set aside until what it reads compiles again"
-                if dropped else "no longer compiles") + ":\n"
-            self.print(msg + "\n".join(self.error_output(e)["traceback"]), name="stderr")
-
     # ---- magics and help -------------------------------------------------------------
 
     def _run_magic_line(self, line):
         if not line.startswith("%"):
-            m = _HELP_LINE.match(line)
+            m = HELP_LINE.match(line)
             self.page(self.inspect_name(m.group(2), detail=1)
                       or f"Object `{m.group(2)}` not found.")
             return None, False
@@ -765,7 +550,7 @@ class Session:
             node = ast.parse(text.strip(), filename, mode="eval").body
         except SyntaxError as e:
             raise UsageError(f"cannot read the argument `{text}`: {e.msg}") from None
-        return seal.SafeEval(self, lambda n: _loc(filename, n)).eval(node)
+        return seal.SafeEval(self, lambda n: node_location(filename, n)).eval(node)
 
     def restore_own_names(self, before):
         """Put back the session's own names (`np`, `grad`, `__builtins__`...) that a
@@ -787,7 +572,7 @@ class Session:
         lambda or closure that subset code made)."""
         code = getattr(fn, "__code__", None)
         return isinstance(fn, types.FunctionType) and code is not None and bool(
-            _CELL_FILE.match(code.co_filename or ""))
+            CELL_FILE.match(code.co_filename or ""))
 
     def wrap_expression(self, text):
         """(wrapper function, value node) for a subset expression given to a magic."""
@@ -814,193 +599,6 @@ class Session:
         """The names the user's cells defined, in order."""
         return [n for n in self.definitions if n in self.namespace]
 
-    # ---- completion, inspection, is_complete -------------------------------------------
-
-    def complete(self, code, cursor_pos=None):
-        """(matches, cursor_start, cursor_end) at `cursor_pos` (default: the end)."""
-        if cursor_pos is None:
-            cursor_pos = len(code)
-        before = code[:cursor_pos]
-        line = before.rsplit("\n", 1)[-1]
-        m = re.match(r"^(%{1,2})(\w*)$", line)
-        if m:
-            table = _magics.CELL_MAGICS if m.group(1) == "%%" else _magics.LINE_MAGICS
-            names = sorted(m.group(1) + n for n in table if n.startswith(m.group(2)))
-            if m.group(1) == "%":
-                names += sorted("%%" + n for n in _magics.CELL_MAGICS
-                                if n.startswith(m.group(2)))
-            return names, cursor_pos - len(line), cursor_pos
-        m = re.match(r"^%(\w+)\s+(?:(\S+)\s+)?(\S*)$", line)
-        if m and m.group(1) in _magics.ARG_COMPLETIONS:
-            options = _magics.ARG_COMPLETIONS[m.group(1)](self, m.group(2))
-            if options is not None:
-                word = m.group(3)
-                return ([o for o in options if o.startswith(word)],
-                        cursor_pos - len(word), cursor_pos)
-        m = re.search(r"[A-Za-z_][\w.]*$|(?<![\w.])$", before)
-        token = m.group(0) if m else ""
-        start = cursor_pos - len(token)
-        if "." in token:
-            base, _, prefix = token.rpartition(".")
-            obj = self._lookup(base)
-            if obj is None:
-                return [], start, cursor_pos
-            names = [n for n in dir(obj) if n.startswith(prefix)
-                     and (not n.startswith("_") or prefix.startswith("_"))]
-            return sorted(f"{base}.{n}" for n in names), start, cursor_pos
-        candidates = set(k for k in self.namespace if not k.startswith("__"))
-        candidates |= set(keyword.kwlist) | _SUBSET_BUILTINS
-        return sorted(c for c in candidates if c.startswith(token)), start, cursor_pos
-
-    def _lookup(self, dotted):
-        # only what a cell may read (see seal.help_value): help is no way around the seal;
-        # nor the attributes of a user's object (`dir` would run its code)
-        value = seal.help_value(self.namespace, dotted)
-        return None if foreign_part(value) is not None else value
-
-    def inspect(self, code, cursor_pos=None, detail=0):
-        """Help text on the name at `cursor_pos`, or None."""
-        if cursor_pos is None:
-            cursor_pos = len(code)
-        left = re.search(r"[A-Za-z_][\w.]*$", code[:cursor_pos])
-        right = re.match(r"\w*", code[cursor_pos:])
-        name = (left.group(0) if left else "") + (right.group(0) if right else "")
-        if not name:
-            # inside a call's parentheses: the callee
-            m = re.search(r"([A-Za-z_][\w.]*)\s*\([^()]*$", code[:cursor_pos])
-            name = m.group(1) if m else ""
-        name = name.strip(".")
-        if not name:
-            return None
-        return self.inspect_name(name, detail)
-
-    def inspect_name(self, name, detail=0):
-        from .display import describe_type
-
-        if name.startswith("%"):
-            fn = _magics.LINE_MAGICS.get(name.lstrip("%")) or _magics.CELL_MAGICS.get(
-                name.lstrip("%"))
-            return _magics.magic_help(name.lstrip("%")) if fn else None
-        obj = seal.help_value(self.namespace, name, _MISSING)
-        if obj is _MISSING:
-            return None
-        part = foreign_part(obj)
-        if part is not None:  # said without reading it: its methods are the user's code
-            return (f"Type:      {class_name(type(obj))} (a Python object)\n"
-                    f"Kind:      a value of a %%python cell; compiled code does not take "
-                    f"it (it holds an object of class {class_name(type(part))})")
-        lines = []
-        d = self.definitions.get(name)
-        if isinstance(obj, types.FunctionType) and (d is None or d.kind == "def") and \
-                _CELL_FILE.match(obj.__code__.co_filename or ""):
-            lines.append(f"Signature: {name}{_signature(obj)}")
-            cell = self.cells.get(obj.__code__.co_filename)
-            where = f" (defined in cell [{cell.label}])" if cell and cell.label else ""
-            lines.append(f"Kind:      a function of the session, in the Myia subset{where}")
-            lines.append("Type:      " + self.function_type(obj))
-            try:
-                view = myia.ir(obj, stage="parsed")
-                lines.append(f"Program:   {view.op_count()} primitive operations (parsed)")
-            except MyiaError as e:
-                lines.append(f"Program:   does not compile: {e.message}")
-            if obj.__doc__:
-                lines.append("Docstring:\n" + inspect.cleandoc(obj.__doc__))
-            if detail:
-                try:
-                    lines.append("Source:\n" + inspect.getsource(obj).rstrip())
-                except (OSError, TypeError):
-                    pass
-            return "\n".join(lines)
-        sig = _signature(obj) if callable(obj) else None
-        if sig is not None:
-            lines.append(f"Signature: {name}{sig}")
-        lines.append(f"Type:      {describe_type(obj)}")
-        if is_data(obj):
-            text = format_value(obj)
-            lines.append("Value:     " + (text if len(text) < 400 else text[:400] + "..."))
-        doc = inspect.getdoc(obj) if not is_data(obj) else None
-        if doc:
-            doc = doc if detail else "\n".join(doc.split("\n\n")[0:1])
-            lines.append("Docstring:\n" + doc)
-        return "\n".join(lines)
-
-    def function_type(self, fn):
-        """The type of a session function, as far as the pipeline can tell."""
-        n = len(inspect.signature(fn).parameters)
-        return (f"a function of {n} argument{'s' if n != 1 else ''}, specialized per "
-                f"argument types: `%ir {fn.__name__} typed <example args>` shows one")
-
-    def is_complete(self, code):
-        """("complete" | "incomplete" | "invalid", indent), like the Python REPL: a
-        block continues until a blank line."""
-        return is_complete(code)
-
-
-_SUBSET_BUILTINS = {"range", "len", "abs", "float", "int", "bool", "min", "max", "sum",
-                    "tuple", "print", "round", "pow"}
-
-
-def is_complete(code):
-    if not code.strip():
-        return "complete", ""
-    lines = code.split("\n")
-    trailing_blank = len(lines) > 1 and not lines[-1].strip()
-    first = code.lstrip("\n")
-    if first.startswith("%%"):
-        if first.partition("\n")[0][2:].split(" ")[0] == "python" and trailing_blank:
-            body = first.partition("\n")[2]
-            return is_complete(body) if body.strip() else ("complete", "")
-        return ("complete", "") if trailing_blank else ("incomplete", "")
-    py = "\n".join("pass" if ln.startswith("%") or (_HELP_LINE.match(ln) and "?" in ln)
-                   else ln for ln in lines)
-    try:
-        compiled = codeop.compile_command(py, "<input>", "exec")
-    except (SyntaxError, ValueError, OverflowError):
-        return "invalid", None
-    last = next((ln for ln in reversed(lines) if ln.strip()), "")
-    indent = last[:len(last) - len(last.lstrip())]
-    if compiled is None:
-        if trailing_blank and not _open_brackets(py):
-            return "complete", ""
-        if last.rstrip().endswith(":"):
-            indent += "    "
-        return "incomplete", indent
-    if indent and not trailing_blank:
-        return "incomplete", indent
-    return "complete", ""
-
-
-def _open_brackets(code):
-    depth = 0
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
-            if tok.type == tokenize.OP and tok.string in "([{":
-                depth += 1
-            elif tok.type == tokenize.OP and tok.string in ")]}":
-                depth -= 1
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return True
-    return depth > 0
-
-
-def _topological(defs):
-    """`defs` ordered so that each comes after the ones it reads (ties and cycles, e.g.
-    mutually recursive functions, in definition order)."""
-    by_name = {n: d for d in defs for n in d.names}
-    done, out = set(), []
-    pending = list(defs)
-    while pending:
-        for d in pending:
-            needs = {by_name[n] for n in d.deps if n in by_name} - {d}
-            if needs <= done:
-                break
-        else:
-            d = pending[0]  # a cycle: take the earliest
-        pending.remove(d)
-        done.add(d)
-        out.append(d)
-    return out
-
 
 def _magic_value(value):
     return (value, True) if value is not None else (None, False)
@@ -1014,16 +612,6 @@ def _statement_value(s):
     return None
 
 
-def _char_col(line, byte_col):
-    return len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
-
-
-def _set_defaults(fn, defaults):
-    positional, keyword = defaults
-    fn.__defaults__ = positional or None
-    fn.__kwdefaults__ = keyword or None
-
-
 def _wrapper_value(filename, line):
     """The expression node of the wrapper def (`def __cell_expr__(): return <value>`)
     at `line` of a cell's synthetic source, in that source's coordinates."""
@@ -1034,30 +622,6 @@ def _wrapper_value(filename, line):
     raise RuntimeError(f"no expression at line {line} of {filename}")  # pragma: no cover
 
 
-def _loc(filename, node):
-    from myia.errors import Location
-
-    lines = linecache.getlines(filename)
-    text = lines[node.lineno - 1] if 0 < node.lineno <= len(lines) else ""
-    end = node.end_col_offset if getattr(node, "end_lineno", None) == node.lineno else None
-    return Location(filename, node.lineno, _char_col(text, node.col_offset),
-                    end_col=_char_col(text, end) if end is not None else None)
-
-
-def syntax_error(e, filename):
-    from myia.errors import Location
-
-    line = e.lineno or 1
-    col = max((e.offset or 1) - 1, 0)
-    end = None
-    if getattr(e, "end_lineno", None) == line and e.end_offset and e.end_offset > e.offset:
-        end = e.end_offset - 1
-    msg = e.msg if e.msg.startswith("invalid syntax") else f"invalid syntax: {e.msg}"
-    err = MyiaSyntaxError(msg, Location(filename, line, col, end_col=end))
-    err.python = True
-    return err
-
-
 def _ends_with_semicolon(code):
     try:
         toks = [t for t in tokenize.generate_tokens(io.StringIO(code).readline)
@@ -1066,87 +630,3 @@ def _ends_with_semicolon(code):
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return False
     return bool(toks) and toks[-1].string == ";"
-
-
-def _signature(obj):
-    try:
-        return str(inspect.signature(obj))
-    except (TypeError, ValueError):
-        return None
-
-
-# ---- errors as Jupyter error outputs --------------------------------------------------
-
-def _format_location(session, loc):
-    """(where, caret lines) for a Location, mapped back to the cell's own text."""
-    cell = session.cells.get(loc.filename)
-    if cell is None:
-        where = f'  File "{loc.filename}", line {loc.line}, column {loc.col + 1}'
-        caret = loc.caret()
-        return [where] + (caret.split("\n") if caret else [])
-    line, col = cell.original(loc.line, loc.col)
-    text = cell.line_text(line)
-    end_col = None
-    if loc.end_col is not None and loc.end_line == loc.line:
-        end_col = cell.original(loc.line, loc.end_col)[1]
-    col = min(max(col, 0), max(len(text) - 1, 0))
-    if cell.label is None:
-        where = f"  In the magic's argument, column {col + 1}"
-    else:
-        where = f"  Cell [{cell.label}], line {line}, column {col + 1}"
-    if not text.strip():
-        return [where]
-    stripped = text.lstrip()
-    indent = len(text) - len(stripped)
-    width = max((end_col - col) if end_col is not None else len(text) - col, 1)
-    return [where, f"    {stripped}", "    " + " " * max(col - indent, 0) + "^" * width]
-
-
-def error_output(session, exc):
-    """The Jupyter `error` output of an exception: message, cell line, caret, hint."""
-    if isinstance(exc, UsageError):
-        return {"output_type": "error", "ename": "UsageError", "evalue": str(exc),
-                "traceback": [f"UsageError: {exc}"]}
-    if isinstance(exc, MyiaError):
-        ename = "SyntaxError" if getattr(exc, "python", False) else (
-            getattr(exc, "kind", None) or type(exc).__name__)
-        tb = [f"{ename}: {exc.message}"]
-        if exc.loc is not None:
-            tb += _format_location(session, exc.loc)
-        hint = exc.hint
-        m = re.match(r"name `(\w+)` is not defined", exc.message)
-        stale = session.definitions.get(m.group(1)) if m else None
-        if stale is not None and stale.stale is not None:
-            # a value set aside after a redefinition: say why, and how it comes back
-            first = str(getattr(stale.stale, "message", stale.stale)).split("\n")[0]
-            hint = (f"`{m.group(1)}` was set aside when it could not be recomputed "
-                    f"({first}); it comes back when what it reads compiles again, or "
-                    f"assign it anew")
-        if hint:
-            tb.append(f"  Hint: {hint}")
-        return {"output_type": "error", "ename": ename, "evalue": exc.message,
-                "traceback": tb}
-    # A Python exception: from a %%python cell or a Python-evaluated expression (show the
-    # session's frames), or from the compiler itself (an internal error: say so).
-    frames = traceback.extract_tb(exc.__traceback__)
-    mine = [f for f in frames if _CELL_FILE.match(f.filename or "")]
-    tb = []
-    if mine:
-        tb.append("Traceback (most recent call last):")
-        for f in mine:
-            cell = session.cells.get(f.filename)
-            label = f"Cell [{cell.label}]" if cell and cell.label else f.filename
-            tb.append(f"  {label}, line {f.lineno}")
-            text = cell.line_text(f.lineno).strip() if cell else (f.line or "")
-            if text:
-                tb.append(f"    {text}")
-    tb += [ln.rstrip("\n") for ln in traceback.format_exception_only(type(exc), exc)]
-    if not mine and frames:
-        last = frames[-1]
-        tb.append(f"  (an internal error of Myia, in {last.filename}, line {last.lineno}, "
-                  f"{last.name}: please report it)")
-    return {"output_type": "error", "ename": type(exc).__name__, "evalue": str(exc),
-            "traceback": tb}
-
-
-Session.error_output = error_output

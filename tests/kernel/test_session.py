@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from myia.viz.draw import MARKS
-from myia_kernel.session import Session, is_complete
+from myia_kernel.introspection import is_complete
+from myia_kernel.session import Session
 
 
 @pytest.fixture
