@@ -126,3 +126,37 @@ def test_the_kernel_uses_the_public_api(module, path):
                 if target.split(".")[0] == "myia" and target not in KERNEL_MAY_IMPORT]
     assert not internal, ("the kernel imports the compiler's internals; add what it needs "
                           "to myia.introspect:\n" + "\n".join(internal))
+
+
+def _imports_inside_functions(path):
+    """(line, text, reason) of each import statement inside a function of `path`; the
+    reason is the comment that starts `# import here:` on the lines right above it (a
+    comment block) or on the import's own line, else None."""
+    lines = path.read_text().splitlines()
+    for fn in ast.walk(ast.parse("\n".join(lines), str(path))):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(fn):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            block = [lines[node.lineno - 1]]
+            i = node.lineno - 2
+            while i >= 0 and lines[i].strip().startswith("#"):
+                block.append(lines[i])
+                i -= 1
+            reason = next((b.split("# import here:", 1)[1].strip() for b in block
+                           if "# import here:" in b), None)
+            yield node.lineno, lines[node.lineno - 1].strip(), reason
+
+
+@pytest.mark.parametrize("root, package", [(CORE, "myia"), (KERNEL.parent, "myia_kernel")],
+                         ids=["core", "kernel"])
+def test_imports_inside_functions_say_why(root, package):
+    # An import inside a function hides a dependency (often a cycle): each one that
+    # stays says why, in a comment `# import here: <reason>` right above it.
+    silent = [f"{path.relative_to(root)}:{line}: {text}"
+              for _, path in _modules(root, package)
+              for line, text, reason in _imports_inside_functions(path) if not reason]
+    assert not silent, ("imports inside functions without a `# import here:` reason "
+                        "(move them to the top, or say why they cannot be):\n"
+                        + "\n".join(silent))
