@@ -10,6 +10,7 @@ import ast
 import base64
 import inspect
 import io
+import keyword
 import linecache
 import math
 import re
@@ -365,7 +366,8 @@ def _is_argnums(v):
 
 @line_magic("ir")
 def magic_ir(session, line):
-    """%ir f [stage] [example args] | %ir f --passes: the program f, drawn and as text.
+    """%ir f [stage] [example args] | %ir f --passes | %ir f --stages: the program f,
+    drawn and as text.
 
     stage: parsed (default), typed, optimized or native: the stages the pipeline has
     (all but parsed need example arguments to specialize f).  native prints the LLVM
@@ -376,21 +378,28 @@ def magic_ir(session, line):
     %ir grad(f) native 2.0    the machine-level code of the derivative (LLVM IR)
     %ir grad(f)               the derivative program (any function value works)
     %ir f --passes 2.0        the optimizer's pass log, and the program before/after
+    %ir f --stages 2.0        each stage in turn: the seconds it took, its program's size
     """
     tokens = split_args(line)
     if not tokens:
         raise _usage("%ir needs a function: %ir f [stage] [example args]")
-    passes = "--passes" in tokens
-    tokens = [t for t in tokens if t != "--passes"]
+    passes, stages = "--passes" in tokens, "--stages" in tokens
+    tokens = [t for t in tokens if t not in ("--passes", "--stages")]
     fn = _function(session, tokens[0], "ir")
     stage = None
     if len(tokens) > 1 and tokens[1] in _stages():
         stage = tokens[1]
         tokens.pop(1)
+    elif len(tokens) > 1 and tokens[1].isidentifier() and not keyword.iskeyword(tokens[1]) \
+            and tokens[1] not in session.namespace:
+        raise _usage(f"`{tokens[1]}` is not a stage ({', '.join(_stages())}) nor a name "
+                     f"defined in this session")
     args = tuple(session.eval_python(t) for t in tokens[1:])
     name = tokens[0]
     if passes:
         return _show_passes(session, fn, name, args)
+    if stages:
+        return _show_stages(session, fn, name, args)
     stage = stage or "parsed"
     if stage != "parsed" and not args and _needs_args(fn):
         raise _usage(f"the {stage!r} stage specializes {name} for the types of its "
@@ -404,6 +413,23 @@ def magic_ir(session, line):
         return
     session.print(f"{name}: {view.op_count()} primitive operations ({stage})")
     _draw(session, view)
+
+
+def _show_stages(session, fn, name, args):
+    """Each stage of the pipeline for f: what it is, the seconds it took (when it was
+    made: a stage asked again is not made again), and the size of its program."""
+    if not args and _needs_args(fn):
+        raise _usage(f"the stages after parsing specialize {name} for the types of its "
+                     f"arguments: give example arguments, e.g. `%ir {name} --stages 2.0`")
+    rows = []
+    for stage in _stages():
+        view = _ir(fn, args, stage)
+        size = (f"{len(view.program().splitlines())} lines of LLVM IR" if stage == "native"
+                else f"{view.op_count()} primitive operations")
+        seconds = "" if view.seconds is None else f"{view.seconds * 1e3:9.1f} ms"
+        rows.append(f"{stage:<10} {seconds:>12}   {size}")
+    session.print(f"the stages of {name} (`%ir {name} <stage> ...` shows one):\n"
+                  + "\n".join(rows))
 
 
 def _show_passes(session, fn, name, args):
@@ -757,7 +783,7 @@ def _complete_backend(session, first):
 def _complete_ir(session, first):
     if first is None:
         return None
-    return list(_stages()) + ["--passes"]
+    return list(_stages()) + ["--passes", "--stages"]
 
 
 def _complete_help(session, first):

@@ -13,7 +13,21 @@ def cubic(x):
 
 
 def test_the_stages_in_order():
-    assert STAGES == ("parsed", "typed", "optimized", "native")
+    assert tuple(STAGES) == ("parsed", "typed", "optimized", "native")
+    assert all(stage.what for stage in STAGES.values())
+
+
+def test_each_stage_says_how_long_it_took():
+    def quartic(x):
+        return np.sum(np.tanh(x) * x * x)
+
+    g = myia.grad(quartic)
+    views = [myia.ir(g, np.ones(3), stage=name) for name in STAGES]
+    assert [v.stage for v in views] == list(STAGES)
+    for v in views:
+        assert isinstance(v.seconds, float) and 0.0 < v.seconds < 60.0, (v.stage, v.seconds)
+    # asked again, a stage shows the time it took when it was made, not a cache lookup
+    assert myia.ir(g, np.ones(3), stage="typed").seconds == views[1].seconds
 
 
 def test_a_derivative_from_source_to_native_code():

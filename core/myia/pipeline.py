@@ -1,7 +1,8 @@
 """The pipeline: parse -> (infer -> specialize -> optimize) -> run on a backend.
 
-Each stage is a named step; `Pipeline.stage(fn, args, name)` returns the program as it
-is after that stage (what `myia.ir` and the kernel's `%ir` show).
+The stages are a table (`STAGES`: name -> Stage); `Pipeline.stage(fn, args, name)`
+returns the program as it is after that stage, with the seconds that stage took for
+it (what `myia.ir` and the kernel's `%ir` show; `%ir f --stages` shows them all).
 
 The typed and optimized programs of a graph for a signature are computed once and kept
 on the graph itself (`Graph.derived`): every pipeline, and every transform of the same
@@ -11,6 +12,8 @@ program of its function for the same signature (see `myia.api.GradFunction`).
 """
 
 import inspect
+import time
+import warnings
 
 from . import progress
 from .abstract import AFunction, ATuple
@@ -24,22 +27,65 @@ from .ir.print import format_graphs
 from .opt import PassLog, optimize
 from .parser.programs import header, to_graph
 from .prim import Primitive
+from .viz import VizUnavailable, render, to_svg
 
-#: the stages a program goes through, each shown by `myia.ir(fn, *args, stage=...)`:
-#:   parsed      the graph of the source (myia.parser.programs.to_graph)
-#:   typed       specialized for the arguments' types and shapes (myia.infer)
-#:   optimized   rewritten by the optimizer (myia.opt): what every backend runs
-#:   native      the LLVM IR that the llvm backend makes of it, after LLVM's optimizer:
-#:               what becomes machine code
-STAGES = ("parsed", "typed", "optimized", "native")
+class Stage:
+    """One stage of the pipeline: `show(fn, signature)` is the program after it (a
+    view that prints, with `.seconds`: what this stage took for this program, measured
+    when it was made; later stages reuse it)."""
+
+    def __init__(self, name, what, show):
+        self.name, self.what, self.show = name, what, show
+
+    def __repr__(self):
+        return f"<stage {self.name}: {self.what}>"
+
+
+def _parsed(fn, signature):
+    t0 = time.perf_counter()
+    graph = to_graph(fn)
+    # the parser keeps each function's graph: the first parse is the one timed
+    graph.derived.setdefault("seconds parsed", time.perf_counter() - t0)
+    return IRView(graph, "parsed", graph.derived["seconds parsed"])
+
+
+def _typed(fn, signature):
+    graph = specialized_for(fn, signature)
+    return IRView(graph, "typed", graph.derived.get("seconds typed"))
+
+
+def _optimized(fn, signature):
+    graph, log = optimized_for(fn, signature)
+    view = IRView(graph, "optimized", graph.derived.get("seconds optimized"))
+    view.log = log
+    view.passes = lambda: optimization_steps(fn, signature)
+    return view
+
+
+def _native(fn, signature):
+    return NativeView(optimized_for(fn, signature)[0])
+
+
+#: the stages a program goes through, in order, each shown by
+#: `myia.ir(fn, *args, stage=name)`
+STAGES = {s.name: s for s in (
+    Stage("parsed", "the graph of the source (myia.parser.programs.to_graph)", _parsed),
+    Stage("typed", "specialized for the arguments' types and shapes (myia.infer)", _typed),
+    Stage("optimized", "rewritten by the optimizer (myia.opt): what every backend runs",
+          _optimized),
+    Stage("native", "the LLVM IR the llvm backend makes of it, after LLVM's optimizer: "
+          "what becomes machine code (myia.backend.llvm)", _native),
+)}
 
 
 class IRView:
-    """A program at one stage: prints as text, counts operations, draws itself."""
+    """A program at one stage: prints as text, counts operations, draws itself;
+    `seconds`: what the stage took for it (None where not measured)."""
 
-    def __init__(self, graph, stage):
+    def __init__(self, graph, stage, seconds=None):
         self.graph = graph
         self.stage = stage
+        self.seconds = seconds
 
     def __str__(self):
         return format_graphs([self.graph])
@@ -64,13 +110,9 @@ class IRView:
 
     def render(self, **kw):
         """A `graphviz.Digraph` of the program (see `myia.viz.render` for options)."""
-        from .viz import render
-
         return render(self, **kw)
 
     def _repr_svg_(self):
-        from .viz import VizUnavailable, to_svg
-
         try:
             return to_svg(self.render())
         except VizUnavailable:
@@ -79,10 +121,6 @@ class IRView:
     def _repr_mimebundle_(self, include=None, exclude=None):
         """Jupyter: the drawing (image/svg+xml) where Graphviz's `dot` is installed,
         and always the text IR (text/plain); without `dot`, a warning says why."""
-        import warnings
-
-        from .viz import VizUnavailable, to_svg
-
         bundle = {"text/plain": str(self)}
         try:
             bundle["image/svg+xml"] = to_svg(self.render())
@@ -100,11 +138,14 @@ class NativeView:
     def __init__(self, graph):
         # the llvm backend's own compiler: this stage shows what it makes, whichever
         # backend runs the program
+        # import here: the llvm backend is loaded when a program first needs it
         from .backend.llvm.dispatch import compile_program
 
         self.graph = graph
         dump = {}
+        t0 = time.perf_counter()
         compile_program(graph, dump=dump)
+        self.seconds = time.perf_counter() - t0
         self.text, self.before = dump["optimized"], dump["ir"]
 
     def __str__(self):
@@ -154,23 +195,14 @@ class Pipeline:
         if name not in STAGES:
             raise MyiaError(
                 f"unknown stage {name!r}", hint=f"choose one of {', '.join(STAGES)}")
-        if name != "parsed":
-            _, names, defaults = header(fn)
-            if not args and any(n not in defaults for n in names):
-                raise MyiaError(
-                    f"the {name} stage needs example arguments (their types and shapes)",
-                    hint=f"e.g. myia.ir(f, 3.0, np.ones((2, 3)), stage=\"{name}\")")
-        if name == "typed":
-            return IRView(self.specialize(fn, args), name)
-        if name == "native":
-            return NativeView(self.optimized(fn, args)[0])
-        if name == "optimized":
-            graph, log = self.optimized(fn, args)
-            view = IRView(graph, name)
-            view.log = log
-            view.passes = lambda: optimization_steps(fn, signature_of(args))
-            return view
-        return IRView(to_graph(fn), name)
+        if name == "parsed":
+            return STAGES[name].show(fn, None)
+        _, names, defaults = header(fn)
+        if not args and any(n not in defaults for n in names):
+            raise MyiaError(
+                f"the {name} stage needs example arguments (their types and shapes)",
+                hint=f"e.g. myia.ir(f, 3.0, np.ones((2, 3)), stage=\"{name}\")")
+        return STAGES[name].show(fn, signature_of(args))
 
     def optimized(self, fn, args):
         """(the optimized graph of `fn` for arguments like `args`, the pass log)."""
@@ -219,12 +251,14 @@ def returns_function(typed):
 def specialized_for(fn, signature):
     """The typed graph of `fn` for argument abstracts `signature`, made once per graph
     and signature (kept in the graph's `derived`)."""
+    t0 = time.perf_counter()  # (a transform builds its program for the signature here)
     graph = to_graph(fn, signature)
     key = ("typed", signature)
     typed = graph.derived.get(key)
     if typed is None:
         with gc_paused(), progress.stage("inferring types", graph.name):
             typed = graph.derived[key] = specialize(graph, list(signature))
+        typed.derived["seconds typed"] = time.perf_counter() - t0
     return typed
 
 
@@ -274,9 +308,11 @@ def optimized_for(fn, signature, finish=True):
         # typed graphs (and the graphs they call) are shared with other stages
         with gc_paused():
             typed = specialized_for(graph, signature)
+            t0 = time.perf_counter()
             with progress.stage("optimizing", graph.name):
                 copy = clone_many(manage(typed).graphs)[typed]
                 optimize(copy, log, private=True, finish=finish)
+            copy.derived["seconds optimized"] = time.perf_counter() - t0
         entry = graph.derived[key] = (copy, log)
     return entry
 

@@ -310,6 +310,20 @@ def test_ir_magic_stages_and_passes(s):
     assert "store double 1.000000e+00" in native
     r = ok(s, "%ir f --passes 2.0")
     assert len(r.displays()) == 2
+    e = err(s, "%ir f assembly 2.0")
+    assert e["ename"] == "UsageError" and "`assembly` is not a stage (parsed, typed" in e["evalue"]
+
+
+def test_ir_magic_shows_every_stage_with_its_time(s):
+    ok(s, "def f(x):\n    return np.sum(np.tanh(x) * x)")
+    text = ok(s, "%ir grad(f) --stages np.ones(3)").text()
+    rows = text.splitlines()[1:]
+    assert [r.split()[0] for r in rows] == ["parsed", "typed", "optimized", "native"]
+    for row in rows:
+        ms = float(row.split()[1])
+        assert row.split()[2] == "ms" and 0.0 < ms < 60e3, row
+    assert "primitive operations" in rows[2] and "lines of LLVM IR" in rows[3]
+    assert "give example arguments" in err(s, "%ir f --stages")["evalue"]
 
 
 def test_a_session_starts_on_the_default_backend(monkeypatch):
