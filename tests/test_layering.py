@@ -29,6 +29,7 @@ LAYERS = [
     ["backend"],            # vm, llvm, cupy
     ["viz"],                # pictures
     ["pipeline"],           # the stages, the backends' programs
+    ["static_args"],        # static arguments (myia.compile's static_argnums)
     ["api", "in_subset"],   # the public API (grad, jvp... also inside subset code)
     ["introspect", "__init__"],
 ]

@@ -19,6 +19,7 @@ from .errors import (
     MyiaOverflowError,
     MyiaShapeError,
     MyiaSourceError,
+    MyiaStaticError,
     MyiaSyntaxError,
     MyiaTypeError,
     MyiaValueError,

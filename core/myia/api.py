@@ -26,8 +26,9 @@ from .infer import tangent
 from .ir import manage
 from .opt.pass_manager import recursive_graphs
 from .parser.programs import header, to_graph
-from .pipeline import Pipeline, optimized_for
+from .pipeline import Pipeline, bind_keywords, optimized_for
 from .prim import ops as P
+from .static_args import StaticBound, split_static, static_positions
 
 
 def user_facing(fn):
@@ -96,12 +97,12 @@ class CompiledFunction:
     builtin: no Python frame between the caller and the compiled code), which hands
     any call it cannot take (other types, keywords, a deep recursion) to `_full_call`."""
 
-    def __new__(cls, fn, backend=None):
+    def __new__(cls, fn, backend=None, static=()):
         own = type(cls.__name__, (cls,), {"__module__": cls.__module__,
                                           "__qualname__": cls.__qualname__})
         return object.__new__(own)
 
-    def __init__(self, fn, backend=None):
+    def __init__(self, fn, backend=None, static=()):
         backend = backend or default_backend()
         if backend not in BACKENDS:
             raise MyiaValueError(f"unknown backend {backend!r}",
@@ -110,6 +111,10 @@ class CompiledFunction:
         self.backend = backend
         self.pipeline = Pipeline(backend)
         functools.update_wrapper(self, fn, updated=())
+        if static:
+            self.static = static  # the positions of the static parameters
+            self._by_static = {}  # their values -> CompiledFunction of the others
+            type(self).__call__ = type(self)._static_call
 
     def __call__(self, *args, **kwargs):
         try:
@@ -125,18 +130,42 @@ class CompiledFunction:
 
     _full_call = __call__
 
+    def _static_call(self, *args, **kwargs):
+        """A call with static arguments: the program compiled for their values."""
+        try:
+            if kwargs:
+                args = bind_keywords(self.fn, args, kwargs)
+            fixed, rest = split_static(self.fn, args, self.static)
+        except MyiaError as e:
+            e.__traceback__ = None
+            raise e from None
+        compiled = self._by_static.get(fixed)
+        if compiled is None:
+            compiled = self._by_static[fixed] = CompiledFunction(
+                StaticBound(self.fn, fixed), self.backend)
+        return compiled(*rest)
+
     def __repr__(self):
         name = getattr(self.fn, "__name__", repr(self.fn))
-        return f"<myia.compile({name}, backend={self.backend!r})>"
+        static = f", static_argnums={self.static}" if getattr(self, "static", ()) else ""
+        return f"<myia.compile({name}, backend={self.backend!r}{static})>"
 
 
-def compile(fn, backend=None):
+@user_facing
+def compile(fn, backend=None, static_argnums=None, static_argnames=None):
     """Compile `fn` (a function written in the subset, or a `myia.grad(...)` of one).
 
     The result specializes and caches per argument types.  `backend`: "vm", "llvm",
     "cupy", or None for the default ($MYIA_BACKEND, else "llvm").
+
+    `static_argnums` (ints) and `static_argnames` (names), as in JAX's jit: those
+    arguments are constants of the program, which is compiled once per distinct value
+    (hashable: numbers, strings, None, tuples of those), so that a size or a flag
+    among the arguments can decide shapes and branches (`np.arange(n)`).
     """
-    return CompiledFunction(fn, backend)
+    static = () if static_argnums is None and static_argnames is None \
+        else static_positions(fn, static_argnums, static_argnames)
+    return CompiledFunction(fn, backend, static)
 
 
 @user_facing

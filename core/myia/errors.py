@@ -102,6 +102,12 @@ class MyiaTypeError(MyiaError):
     kind = "MyiaTypeError"
 
 
+class MyiaStaticError(MyiaTypeError):
+    """A value that must be known at compile time (a shape, an axis, a count, the key
+    of a dict) is known only when the program runs.  An argument that decides one can
+    be made a constant of the program: `myia.compile(f, static_argnums=...)`."""
+
+
 class MyiaShapeError(MyiaError):
     """Arrays of incompatible shapes."""
 

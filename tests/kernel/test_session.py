@@ -593,3 +593,14 @@ def test_jvp_vjp_hessian_and_jet_inside_a_def_of_a_cell(s):
           "            hessian(cube)(x), jet(cube, 3)(x)[3])")
     assert ok(s, "all_of_them(2.0)").value == (12.0, 12.0, 12.0, 6.0)
     assert ok(s, "grad(lambda x: d_f(cube, x))(2.0)").value == 12.0
+
+
+def test_an_int_from_a_cell_decides_a_shape_without_static_argnums(s):
+    # a cell's expression is compiled as a program whose values from the cell and the
+    # namespace are constants: `n` decides np.arange's length (myia.compile needs
+    # static_argnums for that from Python)
+    ok(s, "def f(n, x):\n    return np.sum(np.arange(n) * x)")
+    assert result_text(ok(s, "f(4, 2.0)")) == "12.0"
+    ok(s, "n = 5")
+    assert result_text(ok(s, "f(n, 2.0)")) == "20.0"
+    assert result_text(ok(s, "grad(f, 1)(n, 2.0)")) == "10.0"

@@ -53,7 +53,7 @@ from ..ad.lifting import lifted_copy, prim_arity
 from ..ad.reverse import J_graph, J_graph_if_built, lift_closure, prim_fprop
 from ..ad.transforms import is_data_signature
 from ..ir.protocol import is_transform
-from ..errors import MyiaError, MyiaGradError, MyiaTypeError
+from ..errors import MyiaError, MyiaGradError, MyiaStaticError, MyiaTypeError
 from ..ir import Apply, Constant, Graph, Parameter, manage
 from ..ir.clone import clone, inline
 from ..prim import ops as P
@@ -505,7 +505,17 @@ class Inferrer:
         argument types (a graph without free variables), called like any graph."""
         signature = tuple(broaden(a) for a in args)
         t = opt.transform
-        graph = t.__myia_graph_for__(signature) or t.__myia_graph__()
+        try:
+            graph = t.__myia_graph_for__(signature) or t.__myia_graph__()
+        except MyiaStaticError:
+            # an int known here decides a shape in the transform's program
+            # (`grad(f, 1)(n, x)` with n a constant of this program): its program for
+            # that value, as if n were a static argument (myia.compile's static_argnums)
+            kept = tuple(a if a.__class__ is AScalar and a.known and a.dtype == "int64"
+                         else b for a, b in zip(args, signature))
+            if kept == signature:
+                raise
+            graph = t.__myia_graph_for__(kept) or t.__myia_graph__()
         return self.call(ctx, node, GraphFunction(graph, None), args, single)
 
     def visible(self, fctx, ctx):

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ..errors import MyiaGradError, MyiaShapeError, MyiaTypeError, MyiaValueError
+from ..errors import MyiaGradError, MyiaShapeError, MyiaStaticError, MyiaTypeError, MyiaValueError
 from ..ir import EnvKey
 from ..prim import all_primitives
 from ..prim import ops as P
@@ -108,10 +108,12 @@ def _compile_time(prim, args):
     unknown = [i for i, v in enumerate(values) if v is NOT_CONSTANT]
     if unknown:
         what = ", ".join(str(args[i]) for i in unknown)
-        raise MyiaTypeError(
+        raise MyiaStaticError(
             f"{prim.name.split('.')[-1]} needs values known at compile time, got {what}",
             hint="shapes, axes, counts and dtypes must be constants or come from shapes "
-                 "(x.shape, len(t)), not from values computed at run time")
+                 "(x.shape, len(t)), not from values computed at run time; an argument "
+                 "that decides one can be made static: "
+                 "myia.compile(f, static_argnums=..., static_argnames=...)")
     return abstract_of(prim.impl(*values))
 
 
@@ -759,8 +761,20 @@ def infer_make_slice(a, b, c):
     return ASlice(a, b, c)
 
 
+_LIST_INDEX_HINT = ("write the list in the brackets (`x[[0, 2]]`, `x[[0, 2], 1:]`), or "
+                    "index with an integer array: `x[np.array(idx)]`")
+
+
 def _index_items(index):
     if isinstance(index, ATuple):
+        if index.is_list:
+            # NumPy reads a list as an index array (x[[0, 2]]), not as one index per axis
+            raise MyiaTypeError(f"indexing an array with a list held in a variable ({index})",
+                                hint=_LIST_INDEX_HINT)
+        for it in index.elements:
+            if isinstance(it, ATuple):
+                raise MyiaTypeError(f"indexing an array with a tuple or a list inside a "
+                                    f"tuple index ({index})", hint=_LIST_INDEX_HINT)
         return list(index.elements)
     v = constant_value(index)
     if isinstance(v, tuple):
@@ -768,11 +782,32 @@ def _index_items(index):
     return [index]
 
 
+def _is_ellipsis(it):
+    return isinstance(it, AConstant) and it.value is Ellipsis
+
+
+def expand_ellipsis(items, ndim):
+    """The items of an array's index with its `...` replaced by the full slices it
+    stands for (as many as the axes the other items leave), and whether it had one."""
+    at = [k for k, it in enumerate(items) if _is_ellipsis(it)]
+    if not at:
+        return items, False
+    if len(at) > 1:
+        raise MyiaValueError("an index can only have a single ellipsis ('...')")
+    used = sum(1 for it in items if not (_is_ellipsis(it) or (isinstance(it, AConstant)
+                                                               and it.value is None)))
+    if used > ndim:
+        raise MyiaValueError(f"too many indices for an array: the array is {ndim}-dimensional, "
+                             f"but {used} were indexed")
+    k = at[0]
+    return items[:k] + [AConstant(slice(None))] * (ndim - used) + items[k + 1:], True
+
+
 def _getitem_array(x, index):
     src = x.shape
     out = []
     i = 0
-    items = _index_items(index)
+    items, ellipsis = expand_ellipsis(_index_items(index), len(src))
     if any(isinstance(it, AArray) for it in items):  # x[idx]: a gather
         return rules_dynamic.getitem_with_array(x, items)
     for it in items:
@@ -794,13 +829,13 @@ def _getitem_array(x, index):
         else:
             raise MyiaTypeError(
                 f"unsupported index {it} for an array",
-                hint="index arrays with ints, slices and an integer array (x[0], x[1:3], "
-                     "x[:, 0], x[i:i + 4], x[idx])")
+                hint="index arrays with ints, slices, None, `...` and an integer array "
+                     "(x[0], x[1:3], x[:, 0], x[i:i + 4], x[None, ..., 0], x[idx])")
         i += 1
     out.extend(src[i:])
-    if not out:
+    if not out and not ellipsis:
         return AScalar(x.dtype, numpy=True)  # (an element of an array: a NumPy scalar)
-    return AArray(x.dtype, out)
+    return AArray(x.dtype, out)  # (with `...`, NumPy's x[0, ...] is a 0-d array)
 
 
 @rule(P.getitem)

@@ -10,7 +10,7 @@ MyiaTypeError that says what to write instead.
 
 import numpy as np
 
-from ..errors import MyiaTypeError, MyiaValueError
+from ..errors import MyiaStaticError, MyiaTypeError, MyiaValueError
 from ..prim import ops as P
 from ..prim.arith import check_repetition
 from ..abstract import (
@@ -67,7 +67,7 @@ def key_position(d, key):
     """The position of the value of `key` (an abstract) in the dict `d`."""
     k = constant_value(key)
     if k is NOT_CONSTANT or isinstance(k, (tuple, np.ndarray)):
-        raise MyiaTypeError(
+        raise MyiaStaticError(
             f"the key of a dict must be known at compile time, got {key}",
             hint="dicts have static keys: write d[\"name\"], or iterate over d.items()")
     for i, existing in enumerate(d.keys):
@@ -141,7 +141,7 @@ def _kind(kind):
             seen.add((type(k), k))
         return dict_kind(keys)
     if v is NOT_CONSTANT and isinstance(kind, ATuple) and len(kind) == 2:
-        raise MyiaTypeError(
+        raise MyiaStaticError(
             f"the keys of a dict must be known at compile time, got {kind.elements[1]}",
             hint="dicts have static keys: use constants, or keys computed from constants")
     raise MyiaTypeError(f"tuple_as of an unknown kind {kind}")

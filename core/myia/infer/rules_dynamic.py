@@ -14,13 +14,14 @@ What indexing becomes.  At specialization (`expand_getitem`), an array indexed b
 slices of static length becomes dynamic_slice on each such axis, and an index array
 becomes gather; the rest of the index (ints, constant slices, None) stays a getitem.
 So every backend and AD see the primitives that say what happens, with their checks:
-a slice that does not fit is an error, not a shorter result.  Where the slice is a
+a slice that does not fit is an error, not a shorter result.  Before that, `...` in an
+index becomes the full slices it stands for (`expand_ellipsis`).  Where the slice is a
 value (a parameter: the rules of transforms index with their argument), its start is
 `slice_start(s)`, which the optimizer reads back from make_dslice once inlining has
 brought them together.
 """
 
-from ..errors import MyiaShapeError, MyiaSliceBoundsError, MyiaTypeError
+from ..errors import MyiaShapeError, MyiaSliceBoundsError, MyiaStaticError, MyiaTypeError
 from ..ir import Apply, Constant
 from ..prim import ops as P
 from ..prim.dynamic import checked_start
@@ -34,6 +35,7 @@ from ..abstract import (
     abstract_of,
     constant_value,
 )
+from .rules import expand_ellipsis as expand_ellipsis_items
 from .rules import fmt_shape, infer_primitive, rule
 
 
@@ -192,6 +194,41 @@ def _forward(g, loc, x, x_abs, index, index_abs):
     return steps, gather_at
 
 
+def has_ellipsis(index_abs):
+    """Does the index (an abstract) hold `...`?"""
+    items = index_abs.elements if isinstance(index_abs, ATuple) else (index_abs,)
+    return any(isinstance(it, AConstant) and it.value is Ellipsis for it in items)
+
+
+def expand_ellipsis(g, loc, prim, args, x_abs, index_abs, out_abs):
+    """getitem(x, index) or getitem_grad(x, index, d) (`prim`, on the nodes `args`) where
+    the index of the array x holds `...`: the same with the full slices it stands for in
+    its place, so that nothing after specialization meets `...`.  NumPy's x[0, ...] is a
+    0-d array where x[0] is a scalar: that getitem's element is made a 0-d array."""
+    items = _items(g, loc, args[1], index_abs)
+    expanded, _ = expand_ellipsis_items([a for _, a in items], x_abs.ndim)
+    full = slice(None)
+    at = next(k for k, (_, a) in enumerate(items) if isinstance(a, AConstant)
+              and a.value is Ellipsis)
+    n = len(expanded) - len(items) + 1
+    items = items[:at] + [(_const(full, loc), AConstant(full))] * n + items[at + 1:]
+    if all(isinstance(node, Constant) for node, _ in items):
+        idx = _const(tuple(node.value for node, _ in items), loc)
+    else:
+        idx = _typed(g, loc, ATuple(a for _, a in items), P.make_tuple,
+                     *[node for node, _ in items])
+    x = args[0]
+    if prim is P.getitem_grad:
+        return (expand_getitem_grad(g, loc, x, x_abs, idx, idx.abstract, args[2], out_abs)
+                or _typed(g, loc, out_abs, P.getitem_grad, x, idx, args[2]))
+    plain = infer_primitive(P.getitem, [x_abs, idx.abstract])
+    new = (expand_getitem(g, loc, x, x_abs, idx, idx.abstract, plain)
+           or _typed(g, loc, plain, P.getitem, x, idx))
+    if isinstance(out_abs, AArray) and isinstance(plain, AScalar):  # x[0, ...]: 0-d
+        new = _typed(g, loc, out_abs, P.full, _const((), loc), new, _const(out_abs.dtype, loc))
+    return new
+
+
 def expand_getitem(g, loc, x, x_abs, index, index_abs, out_abs):
     """x[index] (nodes of the specialized graph g) as dynamic_slice on the axes sliced at
     run time with a static length, a getitem for the rest of the index, and gather for
@@ -244,7 +281,7 @@ def _array(x, what):
 def _static_axis(axis, x, what):
     v = constant_value(axis)
     if v is NOT_CONSTANT or isinstance(v, bool) or not isinstance(v, int):
-        raise MyiaTypeError(f"the axis of {what} must be an int known at compile time, got {axis}")
+        raise MyiaStaticError(f"the axis of {what} must be an int known at compile time, got {axis}")
     if not -x.ndim <= v < x.ndim:
         raise MyiaShapeError(f"{what}: axis {v} for an array of rank {x.ndim}")
     return v % x.ndim
@@ -319,5 +356,5 @@ def infer_scatter_add(x, idx, axis, d):
     return AArray(x.dtype, x.shape)
 
 
-__all__ = ["expand_getitem", "expand_getitem_grad", "getitem_with_array", "needs_expansion",
-           "slice_dim"]
+__all__ = ["expand_ellipsis", "expand_getitem", "expand_getitem_grad", "getitem_with_array",
+           "has_ellipsis", "needs_expansion", "slice_dim"]

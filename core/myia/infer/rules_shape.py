@@ -2,7 +2,7 @@
 the conventions).  Shapes are static, so each rule checks what the implementation
 checks (with the same messages, from the functions the implementation uses)."""
 
-from ..errors import MyiaShapeError, MyiaTypeError
+from ..errors import MyiaShapeError, MyiaStaticError, MyiaTypeError
 from ..prim import ops as P
 from ..prim.rearrange import check_bounds, concat_shape, normalize_axis, take_shape
 from ..abstract import NOT_CONSTANT, AArray, AScalar, ATuple, constant_value
@@ -12,7 +12,7 @@ from .rules import _shape_abstract, fmt_shape, rule
 def _static_int(a, what):
     v = constant_value(a)
     if v is NOT_CONSTANT or isinstance(v, bool) or not isinstance(v, int):
-        raise MyiaTypeError(f"{what} must be an int known at compile time, got {a}")
+        raise MyiaStaticError(f"{what} must be an int known at compile time, got {a}")
     return v
 
 
@@ -52,7 +52,7 @@ def infer_split(x, bounds, axis):
     ax = normalize_axis(_static_int(axis, "the axis of split"), x.ndim)
     b = constant_value(bounds)
     if b is NOT_CONSTANT:
-        raise MyiaTypeError(f"the split points must be known at compile time, got {bounds}")
+        raise MyiaStaticError(f"the split points must be known at compile time, got {bounds}")
     points = check_bounds(b, x.shape[ax])
     return ATuple(AArray(x.dtype, x.shape[:ax] + (hi - lo,) + x.shape[ax + 1:])
                   for lo, hi in zip(points, points[1:]))

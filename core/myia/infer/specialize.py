@@ -79,7 +79,7 @@ from .records import TRecord
 from . import tangent
 from .rules import zeros_abstract
 from .rules_containers import key_position
-from .rules_dynamic import expand_getitem, expand_getitem_grad
+from .rules_dynamic import expand_ellipsis, expand_getitem, expand_getitem_grad, has_ellipsis
 
 
 def specialize(graph, arg_abstracts):
@@ -425,10 +425,13 @@ class Specializer:
         return new
 
     def dynamic_index(self, ctx, node, prim, args, a):
-        """x[i:i + 4], x[idx] and their getitem_grad in terms of myia.prim.dynamic (None:
-        an index that does not need it; see rules_dynamic)."""
+        """x[i:i + 4], x[idx] and their getitem_grad in terms of myia.prim.dynamic, and
+        `...` as the slices it stands for (None: an index that needs none of these; see
+        rules_dynamic)."""
         xa, ia = self._arg_abstracts(ctx, node)[:2]
         g = self.graphs[ctx]
+        if isinstance(xa, AArray) and has_ellipsis(ia):  # x[..., 0]
+            return expand_ellipsis(g, node.loc, prim, args, xa, ia, a)
         if prim is P.getitem:
             return expand_getitem(g, node.loc, args[0], xa, args[1], ia, a)
         return expand_getitem_grad(g, node.loc, args[0], xa, args[1], ia, args[2], a)
