@@ -53,7 +53,7 @@ from ..ad.lifting import lifted_copy, prim_arity
 from ..ad.reverse import J_graph, J_graph_if_built, lift_closure, prim_fprop
 from ..ad.transforms import is_data_signature
 from ..ir.protocol import is_transform
-from ..errors import MyiaError, MyiaGradError, MyiaStaticError, MyiaTypeError
+from ..errors import MyiaError, MyiaGradError, MyiaShapeError, MyiaStaticError, MyiaTypeError
 from ..ir import Apply, Constant, Graph, Parameter, manage
 from ..ir.clone import clone, inline
 from ..prim import ops as P
@@ -208,7 +208,9 @@ class GraphInfos:
 
 
 class Inferrer:
-    def __init__(self):
+    def __init__(self, unroll=frozenset()):
+        self.unroll = unroll  # loop graphs whose int arguments keep their values
+        self.broadened_counters = set()  # loop graphs whose known ints were broadened
         self.infos = GraphInfos()
         self.contexts = {}
         self.order = []
@@ -596,10 +598,13 @@ class Inferrer:
             # unless a container changed its structure: a loop that builds a list or
             # walks a tuple runs once per element at compile time (its index stays a
             # constant, so the elements may have different types, as in JAX)
-            unrolled = any(a.__class__ is ATuple
-                           and self.structure_id(a) != self.structure_id(b)
-                           for a, b in zip(args, nearest.args))
+            unrolled = graph in self.unroll or any(
+                a.__class__ is ATuple and self.structure_id(a) != self.structure_id(b)
+                for a, b in zip(args, nearest.args))
             if not unrolled:
+                if any(a.__class__ is AScalar and a.known and a.dtype == "int64"
+                       and a != old for a, old in zip(args, nearest.args)):
+                    self.broadened_counters.add(graph)
                 args = tuple(a if a == old else b
                              for a, old, b in zip(args, nearest.args, broad))
             # (a block without parameters is nested as deep as the loop it is part of,
@@ -1043,9 +1048,24 @@ class InferenceResult:
 
 
 def infer_graph(graph, arg_abstracts):
-    """Infer `graph` called with `arg_abstracts`: (result abstract, InferenceResult)."""
+    """Infer `graph` called with `arg_abstracts`: (result abstract, InferenceResult).
+
+    A loop whose int counter lost its value (see `maybe_broaden`) where a shape then
+    needed it (`A[1:, :j]` concatenated, for j in range(n) with n known) is inferred
+    again with that loop unrolled: its counter keeps its value, one context per
+    iteration (up to MAX_UNROLL), as a loop over a tuple does."""
     inf = Inferrer()
-    root = inf.run(graph, arg_abstracts)
+    try:
+        root = inf.run(graph, arg_abstracts)
+    except (MyiaStaticError, MyiaShapeError) as e:
+        if not inf.broadened_counters:
+            raise
+        unrolled = Inferrer(unroll=frozenset(inf.broadened_counters))
+        try:
+            root = unrolled.run(graph, arg_abstracts)
+        except MyiaError:
+            raise e from None
+        inf = unrolled
     return root.result, InferenceResult(inf, root)
 
 
