@@ -228,13 +228,17 @@ def test_the_parsed_program_carries_a_primitive_passed_as_a_value(backend):
 def libm_unary(x):
     return (np.exp2(x) + np.expm1(x) + np.log2(x + 2.0) + np.log10(x + 2.0) + np.log1p(x)
             + np.arcsin(x) + np.arccos(x) + np.sinh(x) + np.cosh(x) + np.arcsinh(x)
-            + np.arccosh(x + 2.0) + np.arctanh(x))
+            + np.arccosh(x + 2.0) + np.arctanh(x)
+            + P.erf(x) + P.erfc(x * 2.0) + P.gammaln(x + 0.5) + P.gammaln(x - 1.5))
 
 
 def a_libm_unary(x):
+    import autograd.scipy.special as asp
+
     return (anp.exp2(x) + anp.expm1(x) + anp.log2(x + 2.0) + anp.log10(x + 2.0)
             + anp.log1p(x) + anp.arcsin(x) + anp.arccos(x) + anp.sinh(x) + anp.cosh(x)
-            + anp.arcsinh(x) + anp.arccosh(x + 2.0) + anp.arctanh(x))
+            + anp.arcsinh(x) + anp.arccosh(x + 2.0) + anp.arctanh(x)
+            + asp.erf(x) + asp.erfc(x * 2.0) + asp.gammaln(x + 0.5) + asp.gammaln(x - 1.5))
 
 
 def libm_binary(x):

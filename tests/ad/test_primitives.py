@@ -228,6 +228,18 @@ def math_atan(x):
     return math.atan(x)
 
 
+def p_erf(x):
+    return P.erf(x)  # (scipy.special.erf: tests/numpy/test_scipy_special.py)
+
+
+def p_erfc(x):
+    return P.erfc(x)
+
+
+def p_gammaln(x):
+    return P.gammaln(x)
+
+
 def np_abs(x):
     return np.abs(x)
 
@@ -639,6 +651,10 @@ CASES = [
     ("arctan2", math_atan2, (0.3, -0.8)),
     ("hypot", np_hypot, (rand(3, 4), rand(3, 4))),
     ("hypot", np_hypot, (rand(3, 4), 0.5)),
+    ("erf", p_erf, (rand(3, 4),)),
+    ("erfc", p_erfc, (rand(3, 4),)),
+    ("gammaln", p_gammaln, (pos(3, 4) * 3.0,)),
+    ("gammaln", p_gammaln, (-0.5 * pos(4),)),
     ("abs", np_abs, (np.array([1.5, -0.5, 0.3, -2.0]),)),
     ("abs", py_abs, (-0.7,)),
     ("abs", py_abs, (0.7,)),

@@ -1,9 +1,10 @@
 """The dtype matrix: NumPy 2's promotion (NEP 50) on every kind of operand, against
 NumPy itself, on both backends.
 
-Every elementwise function of the library (unary, binary, clip, where; the Python
-operators too), every reduction and every creation function is applied to each kind of
-operand (each pair, for a binary one):
+Every elementwise function of the library (unary, binary, clip, where, select; the
+scalar types called as casts, np.float64(x); the Python operators too), every reduction
+and every creation function is applied to each kind of operand (each pair, for a binary
+one):
 
     A_b A_i A_f32 A_f64    bool, int64, float32 and float64 arrays
     S_b S_i S_f32 S_f64    NumPy scalars of those dtypes (np.True_, np.int64(3)...)
@@ -104,7 +105,8 @@ def _literal_name(c):
 
 _ANY = ("abs negative positive square sign exp exp2 expm1 sin cos tan arctan sinh cosh tanh "
         "arcsinh deg2rad rad2deg sinc floor ceil trunc fix rint round isnan isinf isfinite "
-        "nan_to_num logical_not invert fabs").split()
+        "nan_to_num logical_not invert fabs real imag conjugate float64 float32 int64 "
+        "bool_").split()
 UNARY = {**{name: (getattr(np, name), "any") for name in _ANY},
          **{name: (getattr(np, name), "pos") for name in "sqrt log log2 log10 log1p".split()},
          "reciprocal": (np.reciprocal, "nonzero"),
@@ -156,7 +158,8 @@ BINARY = {
 #: names NumPy gives one function under two names: checked to be the same in the library
 #: and in NumPy, and run once
 ALIASES = {"absolute": "abs", "degrees": "rad2deg", "radians": "deg2rad",
-           "true_divide": "divide", "mod": "remainder", "amax": "max", "amin": "min"}
+           "true_divide": "divide", "mod": "remainder", "amax": "max", "amin": "min",
+           "conj": "conjugate"}
 
 
 # ---- cases ------------------------------------------------------------------------------------
@@ -303,6 +306,42 @@ def where_cases():
         cases.append((f"L_bool(False),{_literal_name(lit)},L_float(2.5)", _where_literals(lit),
                       None, None))
     return cases
+
+
+def select_cases():
+    """np.select((c1, c2), (x, y), default): the choices of every kind (c1 a bool array,
+    c2 a bool scalar), the default omitted, a constant, or of every kind."""
+    c1, c2 = operand("A_b", "any", 0), np.False_
+    cases = []
+    for k1 in KINDS:
+        for k2 in KINDS:
+            cases.append((f"{k1},{k2}", _select(), (c1, c2),
+                          (operand(k1, "any", 0), operand(k2, "any", 1))))
+        cases += [(f"{k1},{k1},{k2}", _select_default(), (c1, c2),
+                   (operand(k1, "any", 0), operand(k1, "any", 1), operand(k2, "any", 1)))
+                  for k2 in KINDS]
+        cases += [(f"{k1},{k1},{_literal_name(lit)}", _select_literal(lit), (c1, c2),
+                   (operand(k1, "any", 0), operand(k1, "any", 1)))
+                  for lit in representatives(LITERALS["any"])]
+    return cases
+
+
+def _select():
+    def call(x, y):
+        return np.select(x, y)
+    return call
+
+
+def _select_default():
+    def call(x, y):
+        return np.select(x, y[:2], y[2])
+    return call
+
+
+def _select_literal(d):
+    def call(x, y):
+        return np.select(x, y, d)
+    return call
 
 
 def _where_right_literal(b):
@@ -524,6 +563,7 @@ def all_groups():
         groups[name] = make(F, left, right)
     groups["clip"] = clip_cases()
     groups["where"] = where_cases()
+    groups["select"] = select_cases()
     for name, spec in REDUCTIONS.items():
         groups[name] = reduction_cases(*spec)
     groups.update(creation_cases())

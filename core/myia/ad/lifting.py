@@ -24,7 +24,10 @@ def prim_arity(prim):
         if prim is P.make_tuple:
             raise MyiaError("make_tuple takes any number of inputs")
         if prim.nondiff or "bprop" not in prim.rules:
-            n = len(inspect.signature(prim.impl).parameters)
+            params = inspect.signature(prim.impl).parameters.values()
+            n = len(params)
+            if prim.elementwise and any(p.kind is p.VAR_POSITIONAL for p in params):
+                n = prim.elementwise  # (`&`, `|`, `^`: impl(*args))
         else:
             n = len(inspect.signature(prim.rules["bprop"]).parameters) - 2
         _ARITIES[prim] = n

@@ -24,7 +24,9 @@ from ..ir import Apply, Constant, Graph, manage
 from ..ir.protocol import is_transform
 from ..prim import Primitive
 from ..prim import ops as P
-from ..prim.series import ZERO, Term, apply, building, materialize
+from ..parser import parse
+from ..prim.series import (ZERO, Term, apply, building, cauchy, derivative, integrate,
+                           materialize)
 from .forward import _jvp_graph
 from .lifting import laid_out_parameters, lifted_copy, lifted_with_layout, prim_arity
 
@@ -187,6 +189,8 @@ def prim_series(prim, args, node=None, order=None):
     if callable(rule):
         return rule(out, *args)
     kind, active = rule
+    if kind == "derivative":  # y' = fn(x) x', fn a subset function (derivative_is)
+        return _by_derivative(out, args[0], active)
     active = range(len(args)) if active is None else active
     series = [out]
     for k in range(1, K + 1):
@@ -200,6 +204,19 @@ def prim_series(prim, args, node=None, order=None):
             series.append(Term(apply(_jvp_graph(prim), *(a[0].node for a in args),
                                      *(materialize(a[k], a[0]) for a in args))))
     return series
+
+
+def _by_derivative(out, x, fn):
+    """The series of y with y' = fn(x) x': the series of fn(x) to order K - 1 is the jet
+    of fn's graph (Taylor mode through fn's own primitives), applied to x's first K
+    coefficients; y is the integral of its product with the series of x'."""
+    dx = derivative(x)
+    if all(t is ZERO for t in dx):
+        return [out] + [ZERO] * len(dx)
+    K = len(dx)
+    jf = apply(Constant(jet_graph(parse(fn), K - 1)), _pack(x[:K]))
+    f = [Term(apply(P.tuple_getitem, jf, k)) for k in range(K)]
+    return integrate(out, cauchy(f, dx))
 
 
 _prim_jets = {}

@@ -696,6 +696,10 @@ def infer_tuple_getitem(t, i):
 
 
 def _getitem_tuple(t, i, by_key=True):
+    if not t.is_dict and _is_ellipsis(i):  # (Python's words)
+        kind = "list" if t.is_list else "tuple"
+        raise MyiaTypeError(f"{kind} indices must be integers or slices, not ellipsis",
+                            hint="`...` indexes arrays: np.array(t)[...]")
     if (by_key and t.is_dict) or isinstance(i, (AConstant, ASlice)):
         out = rules_containers.getitem_container(t, i, by_key)  # a dict's key; a slice
         if out is not None:
@@ -786,7 +790,7 @@ def _is_ellipsis(it):
     return isinstance(it, AConstant) and it.value is Ellipsis
 
 
-def expand_ellipsis(items, ndim):
+def expand_ellipsis_items(items, ndim):
     """The items of an array's index with its `...` replaced by the full slices it
     stands for (as many as the axes the other items leave), and whether it had one."""
     at = [k for k, it in enumerate(items) if _is_ellipsis(it)]
@@ -807,7 +811,7 @@ def _getitem_array(x, index):
     src = x.shape
     out = []
     i = 0
-    items, ellipsis = expand_ellipsis(_index_items(index), len(src))
+    items, ellipsis = expand_ellipsis_items(_index_items(index), len(src))
     if any(isinstance(it, AArray) for it in items):  # x[idx]: a gather
         return rules_dynamic.getitem_with_array(x, items)
     for it in items:

@@ -35,7 +35,7 @@ from ..abstract import (
     abstract_of,
     constant_value,
 )
-from .rules import expand_ellipsis as expand_ellipsis_items
+from .rules import expand_ellipsis_items
 from .rules import fmt_shape, infer_primitive, rule
 
 

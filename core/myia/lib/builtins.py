@@ -1,5 +1,5 @@
-"""Python's builtins and the `math` module, as the subset sees them; lists, dicts and
-the loops over them.
+"""Python's builtins, the `math` and `operator` modules and functools.reduce, as the
+subset sees them; lists, dicts and the loops over them.
 
 Containers have a static structure (see myia.abstract, "Containers"): a list
 or a dict is a tuple whose kind the compiler knows, so `len`, `list(t)`, `zip` or
@@ -14,6 +14,7 @@ over an array runs over its first axis at run time.
     {k: v for ...}    dict_set(acc, k, v) for each pair; {**a, **b} is dict_merge(a, b)
 """
 
+import functools
 import math
 import operator
 
@@ -23,6 +24,8 @@ from ..errors import MyiaTypeError
 from ..prim import compile_time
 from ..prim import ops as P
 from ..prim.logic import range_message
+from .np_linalg import np_matmul
+from .np_shape import index_with_lists
 
 
 def py_max(a, b=None):
@@ -381,6 +384,93 @@ def _names_item_getter(tag):
     return tag == "operator.itemgetter"
 
 
+# ---- the operator module, functools.reduce ------------------------------------------------
+
+
+def py_getitem(a, b):
+    """operator.getitem(a, b): a[b], where a list in the index of an array is NumPy's
+    index array, as it is in brackets (`x[[0, 2], 1:]`)."""
+    if P.kind_of(a) is None and _sequence_index(_index_kinds(b)):
+        return index_with_lists(a, b)
+    return a[b]
+
+
+def _index_kinds(b):
+    """The container kinds of the items of the index b (None for an int, a slice...)."""
+    if _is_plain_tuple(P.kind_of(b)):
+        return tuple([P.kind_of(e) for e in b])
+    return (P.kind_of(b),)
+
+
+@compile_time
+def _is_plain_tuple(kind):
+    return kind == "tuple"
+
+
+@compile_time
+def _sequence_index(kinds):
+    """Whether an index whose items have these kinds holds a list (or a tuple)."""
+    return any(k is not None for k in kinds)
+
+
+@compile_time
+def _reduce_check(n):
+    """0, the index of the first element of what reduce() visits (there must be one)."""
+    if n == 0:
+        raise MyiaTypeError("reduce() of empty iterable with no initial value",
+                            hint="give an initial value: functools.reduce(f, seq, initial)")
+    return 0
+
+
+def functools_reduce(function, iterable, initial=None):
+    """functools.reduce(function, iterable[, initial]): a loop, at compile time over a
+    tuple, a list or a dict's keys, at run time over the rows of an array.  (None as
+    `initial` stands for no initial value.)"""
+    if P.kind_of(iterable) is not None:
+        iterable = _elements(iterable)
+    if initial is None:
+        acc = iterable[_reduce_check(P.len_(iterable))]  # (the first element: 0)
+        rest = iterable[1:]
+    else:
+        acc = initial
+        rest = iterable
+    for x in rest:
+        acc = function(acc, x)
+    return acc
+
+
+#: the functions of the operator module: the primitives of the operators (`x + y`...),
+#: or the library's functions that the parser writes for them (`@`, unary `+`, `in`)
+OPERATOR_NAMES = {
+    operator.add: P.add,
+    operator.sub: P.sub,
+    operator.mul: P.mul,
+    operator.truediv: P.truediv,
+    operator.floordiv: P.floordiv,
+    operator.mod: P.mod,
+    operator.pow: P.pow,
+    operator.matmul: np_matmul,
+    operator.neg: P.neg,
+    operator.pos: py_pos,
+    operator.abs: P.abs,
+    operator.lt: P.lt,
+    operator.le: P.le,
+    operator.gt: P.gt,
+    operator.ge: P.ge,
+    operator.eq: P.eq,
+    operator.ne: P.ne,
+    operator.and_: P.bitwise_and,
+    operator.or_: P.bitwise_or,
+    operator.xor: P.bitwise_xor,
+    operator.invert: P.invert,
+    operator.inv: P.invert,
+    operator.not_: P.not_,
+    operator.truth: py_bool,
+    operator.getitem: py_getitem,
+    operator.contains: py_contains,
+}
+
+
 #: the classes `isinstance` may ask about, by the name py_isinstance reads
 ISINSTANCE_TYPES = {list: "list", tuple: "tuple", dict: "dict", float: "float", int: "int",
                     bool: "bool", np.ndarray: "ndarray"}
@@ -443,4 +533,7 @@ NAMES = {
         (math.expm1, P.expm1), (math.fabs, P.abs))},
     math.floor: math_floor,
     math.pow: math_pow,
+    # the operator module, functools.reduce
+    **OPERATOR_NAMES,
+    functools.reduce: functools_reduce,
 }

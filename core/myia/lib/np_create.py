@@ -1,5 +1,6 @@
 """NumPy's array creation: zeros, ones, full, eye, arange, linspace, ..._like; and the
-dtypes the subset names.
+dtypes the subset names, which are also conversions when called (np.float64(x) as
+NumPy's scalar types: a number becomes a NumPy scalar, an array an array of that dtype).
 
 Shapes are static: a size, a range or a number of points must be known at compile
 time (a constant, or computed from shapes).  An array whose every element is known then
@@ -174,7 +175,44 @@ def np_asarray(a, dtype=None):
     return P.astype(as_array(a), dtype)
 
 
+# ---- the dtypes as functions: np.float64(x), np.int64(x) ----------------------------------
+
+
+def _cast(x, dtype):
+    """NumPy's scalar type called on x: a number or a 0-d array gives the NumPy scalar of
+    that dtype, an array (a list, a tuple) the array converted (x.astype(dtype))."""
+    if P.kind_of(x) is not None:
+        x = as_array(x)
+    if P.ndim(x) == 0:
+        return P.array_to_scalar(P.astype(x, dtype))
+    return P.astype(x, dtype)
+
+
+def np_float64(x=0.0):
+    return _cast(x, "float64")
+
+
+def np_float32(x=0.0):
+    return _cast(x, "float32")
+
+
+def np_bool_(x=False):
+    return _cast(x, "bool")
+
+
+def np_int64(x=0):
+    # truncating toward zero; a Python float as int(x) does it (nan and floats out of
+    # int64's range are errors), a NumPy float or an array as astype does
+    if P.kind_of(x) is None and P.python_number(x):
+        return P.astype(P.to_int(x), "int64")
+    return _cast(x, "int64")
+
+
 NAMES = {
+    np.float64: np_float64,
+    np.float32: np_float32,
+    np.int64: np_int64,
+    np.bool_: np_bool_,
     np.zeros: np_zeros,
     np.empty: np_zeros,  # the subset has no uninitialized memory: zeros
     np.ones: np_ones,

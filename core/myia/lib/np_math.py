@@ -23,10 +23,11 @@ import math
 
 import numpy as np
 
-from ..errors import MyiaTypeError
+from ..errors import MyiaShapeError, MyiaTypeError, MyiaValueError
 from ..prim import compile_time
 from ..prim import ops as P
 from ..prim.mathfn import LIBM
+from .np_shape import as_array
 
 PI = math.pi
 LN2 = math.log(2.0)
@@ -378,8 +379,111 @@ def np_where(condition, x, y):
     return P.where(condition, x, y)  # (of numbers, NumPy's 0-d array: a NumPy scalar)
 
 
+@compile_time
+def _select_checks(n_conds, n_choices, cond_dtypes):
+    """np.select's own errors, with NumPy's words."""
+    if n_conds != n_choices:
+        raise MyiaValueError("list of cases must be same length as list of conditions")
+    if n_conds == 0:
+        raise MyiaValueError("select with an empty condition list is not possible")
+    for i, dt in enumerate(cond_dtypes):
+        if dt != "bool":
+            raise MyiaTypeError(f"invalid entry {i} in condlist: should be boolean ndarray "
+                                f"(got {dt})", hint="compare to make a mask: x > 0")
+    return 0
+
+
+@compile_time
+def _select_dtype(dtypes, python):
+    """The dtype of np.select's result: NumPy's result_type of the choices and the
+    default, where a Python int or float is weak (NEP 50) and everything else an array."""
+    samples = [{"int64": 0, "float64": 0.0}[dt] if py and dt != "bool" else np.empty(0, dt)
+               for dt, py in zip(dtypes, python)]
+    return np.result_type(*samples).name
+
+
+@compile_time
+def _select_shape(shapes):
+    """The broadcast shape of all the conditions and choices of np.select."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise MyiaShapeError(f"np.select: the conditions and the choices cannot be broadcast "
+                             f"together (shapes {', '.join(str(tuple(s)) for s in shapes)})"
+                             ) from None
+
+
+def np_select(condlist, choicelist, default=0):
+    """The choice of the first true condition, else the default: np.where from the last
+    condition to the first (differentiable in the choices and the default)."""
+    conds = [as_array(c) for c in condlist]
+    choices = [_array_like(c) for c in choicelist]
+    check = _select_checks(len(conds), len(choices), tuple([P.dtype(c) for c in conds]))
+    values = choices + [_array_like(default)]
+    dtype = _select_dtype(tuple([P.dtype(c) for c in values]),
+                          tuple([P.python_number(c) for c in values]))
+    shape = _select_shape(tuple([P.shape(c) for c in conds + values]))
+    out = P.broadcast_to(as_array(P.astype(values[-1], dtype)), shape)
+    for cond, choice in zip(reversed(conds), reversed(choices)):
+        out = P.where(cond, P.astype(choice, dtype), out)
+    return (out,)[check]
+
+
+def _array_like(x):
+    """A number or an array as it is; a list or a tuple as an array."""
+    if P.kind_of(x) is None:
+        return x
+    return as_array(x)
+
+
+# ---- the complex parts of real values ---------------------------------------------------------
+
+
+@compile_time
+def _python_bool(python_number, dtype):
+    """1 for a Python bool (whose .real and .imag are ints), else 0."""
+    return 1 if python_number and dtype == "bool" else 0
+
+
+@compile_time
+def _python_zero(dtype):
+    """The .imag of a Python number of that dtype: 0.0 for a float, 0 for an int or a bool."""
+    return 0.0 if dtype == "float64" else 0
+
+
+def np_real(val):
+    # val.real: the value itself for real numbers and arrays (a Python bool's is an int)
+    val = _array_like(val)
+    return (_same, P.to_int)[_python_bool(P.python_number(val), P.dtype(val))](val)
+
+
+def _imag_of_python(val):
+    return _python_zero(P.dtype(val))
+
+
+def _imag_of_numpy(val):
+    return P.astype(P.zeros_like(val), P.dtype(val))
+
+
+def np_imag(val):
+    # val.imag: zeros of the same dtype and shape for real values (0 for a Python int)
+    val = _array_like(val)
+    return (_imag_of_numpy, _imag_of_python)[_both(P.python_number(val), True)](val)
+
+
+def np_conjugate(x):
+    # a ufunc: a Python number becomes a NumPy scalar, a 0-d array too; of a bool it is
+    # an int8
+    x = _operand(_array_like(x))
+    x = (x,)[_not_bool(P.dtype(x), "conjugate", "an int8")]
+    if P.ndim(x) == 0:
+        return P.array_to_scalar(x)
+    return x
+
+
 NAMES = {
-    **{getattr(np, p.name): p for p in LIBM},  # np.exp, np.arcsinh, np.arctan2...
+    # np.exp, np.arcsinh, np.arctan2... (erf, erfc, gammaln: scipy.special, lib.scipy_special)
+    **{getattr(np, p.name): p for p in LIBM if hasattr(np, p.name)},
     np.add: np_add,
     np.subtract: np_subtract,
     np.multiply: np_multiply,
@@ -430,6 +534,10 @@ NAMES = {
     np.logical_or: np_logical_or,
     np.logical_xor: np_logical_xor,
     np.where: np_where,
+    np.select: np_select,
+    np.real: np_real,
+    np.imag: np_imag,
+    np.conjugate: np_conjugate,  # (np.conj is np.conjugate)
     np.bitwise_and: np_bitwise_and,
     np.bitwise_or: np_bitwise_or,
     np.bitwise_xor: np_bitwise_xor,

@@ -12,6 +12,7 @@ pipeline starts from.
 
 import inspect
 import math
+import sys
 
 import numpy as np
 
@@ -49,12 +50,13 @@ _LIBRARY_GRAPHS = {}
 
 
 def _library_graph(fn):
-    """A graph that calls `fn`, a NumPy ufunc or a `math` function that Myia knows (as
-    JAX takes `jnp.sin`: `myia.grad(np.sin)`, `myia.jvp(np.tanh, ...)`), or None."""
+    """A graph that calls `fn`, a NumPy ufunc (or SciPy's: scipy.special.erf) or a `math`
+    function that Myia knows (as JAX takes `jnp.sin`: `myia.grad(np.sin)`,
+    `myia.jvp(np.tanh, ...)`), or None."""
     try:
         if fn in _LIBRARY_GRAPHS:
             return _LIBRARY_GRAPHS[fn]
-        known = fn in lib.PYTHON_TO_MYIA
+        known = lib.lookup(fn) is not None
     except TypeError:  # unhashable: not a library function
         return None
     if not known:
@@ -71,8 +73,11 @@ def _library_graph(fn):
     name = fn.__name__
     params = ", ".join("xyzw"[:arity])
     prefix = "np." if isinstance(fn, np.ufunc) else "math."
+    if isinstance(fn, np.ufunc) and getattr(np, name, None) is not fn:
+        prefix = "special."  # scipy.special.erf, expit... (imported: the user named it)
     source = f"def {name}({params}):\n    return {prefix}{name}({params})\n"
-    graph = parse_source(source, f"<{prefix}{name}>", {"np": np, "math": math})[name]
+    graph = parse_source(source, f"<{prefix}{name}>", {
+        "np": np, "math": math, "special": sys.modules.get("scipy.special")})[name]
     _LIBRARY_GRAPHS[fn] = graph
     return graph
 

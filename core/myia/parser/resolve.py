@@ -62,7 +62,7 @@ def register_special(obj, value):
 _UNSET = object()
 
 SUPPORTED_HINT = (
-    "the Python and NumPy functions Myia supports are listed in "
+    "the Python, NumPy and scipy.special functions Myia supports are listed in "
     "myia.lib.PYTHON_TO_MYIA; functions you write in the subset work too"
 )
 
@@ -173,6 +173,13 @@ class Resolver:
                 "`range` is only supported as the iterable of a `for` loop", loc,
                 hint="write `for i in range(...):`",
             )
+        if isinstance(value, type) and issubclass(value, np.generic) \
+                and value.__module__ == "numpy":  # np.int32(x), dtype=np.float16
+            return MyiaTypeError(
+                f"cannot compile `{text}`: {value.__name__} is a dtype that compiled code "
+                f"does not have", loc,
+                hint="compiled code has bool, int64, float32 and float64: use np.bool_, "
+                     "np.int64, np.float32 or np.float64 (as a dtype or a cast)")
         if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType,
                               np.ufunc)) or type(value).__name__ == "_ArrayFunctionDispatcher":
             what = "a builtin function"
@@ -214,7 +221,10 @@ def _nearest_hint(value, text):
         name = getattr(obj, "__name__", None)
         mod = (getattr(obj, "__module__", None) or "")
         if isinstance(name, str):
-            known.setdefault(name, f"{'np.' if mod.startswith('numpy') else ''}{name}")
+            # (a ufunc of no module is SciPy's: scipy.special.expit)
+            prefix = ("np." if mod.startswith("numpy") else "scipy.special."
+                      if mod.startswith("scipy") or isinstance(obj, np.ufunc) else "")
+            known.setdefault(name, f"{prefix}{name}")
     close = difflib.get_close_matches(short, list(known), n=3, cutoff=0.6)
     nearest = (f"the nearest supported: {', '.join(f'`{known[c]}`' for c in close)}; "
                if close else "")
@@ -484,28 +494,32 @@ def _module_attribute(base, expr, source):
     return check_not_foreign(value, ast.unparse(expr), source.loc(expr))
 
 
-#: the modules of Python and NumPy whose attributes subset code may name (the library
+#: the modules of Python, NumPy and SciPy whose attributes subset code may name (the library
 #: maps their functions); the user's own modules are read like the user's code
-SUBSET_MODULES = frozenset({"numpy", "numpy.linalg", "math", "operator", "myia"})
-MODULES_HINT = ("of Python's and NumPy's modules, the subset reaches numpy, numpy.linalg, "
-                "math and operator; do other work (files, random data, the system) in "
-                "plain Python (a %%python cell in the kernel) and pass the values in")
+SUBSET_MODULES = frozenset({"numpy", "numpy.linalg", "math", "operator", "myia", "scipy",
+                            "scipy.special"})
+MODULES_HINT = ("of Python's, NumPy's and SciPy's modules, the subset reaches numpy, "
+                "numpy.linalg, math, operator and scipy.special; do other work (files, "
+                "random data, the system) in plain Python (a %%python cell in the kernel) "
+                "and pass the values in")
 
 
 def _library_module(module):
-    """A module of Python's standard library, NumPy or Myia (as sys.modules has it)."""
+    """A module of Python's standard library, NumPy, SciPy or Myia (as sys.modules has
+    it)."""
     name = module.__name__
     return type(name) is str and sys.modules.get(name) is module and (
         name.split(".")[0] in sys.stdlib_module_names or name.split(".")[0] in (
-            "numpy", "myia"))
+            "numpy", "scipy", "myia"))
 
 
 def _outside_subset(module):
-    """A module of Python's standard library or of NumPy that the subset does not
-    reach (`os`, `sys`, `np.ctypeslib`, `np.random`...)."""
+    """A module of Python's standard library, of NumPy or of SciPy that the subset does
+    not reach (`os`, `sys`, `np.ctypeslib`, `np.random`, `scipy.linalg`...)."""
     name = module.__name__
     top = name.split(".")[0]
-    return name not in SUBSET_MODULES and (top in sys.stdlib_module_names or top == "numpy")
+    return name not in SUBSET_MODULES and (top in sys.stdlib_module_names
+                                           or top in ("numpy", "scipy"))
 
 
 def _check_dunder(expr, source):

@@ -6,6 +6,11 @@ it, or libmvec's vector variant; CUDA's math library has the same names), its bp
 its jvp and its Taylor rule.  A backend or an inference rule that handles "a libm
 function" reads `LIBM`, so a new function here is one entry, not one per backend.
 
+erf, erfc and gammaln (C's lgamma) are SciPy's functions (scipy.special), which NumPy
+lacks: their implementation is SciPy's ufunc, imported when the VM first runs one
+(myia.lib.scipy_special maps them); gammaln's rules are in myia.prim.special, next to
+digamma, its derivative, which has no C function and is written in the subset there.
+
 Semantics are NumPy's, np.sin's: an integer input gives a float64 result, a float32 one
 a float32, a number a NumPy scalar (np.sin(1.0) is an np.float64; `math.sin` gives the
 Python float, see myia.lib.builtins); a bool gives NumPy's float16, which compiled code
@@ -43,6 +48,20 @@ def _binary_impl(np_fn):
     return impl
 
 
+def _scipy_special(name):
+    """SciPy's ufunc `name` (scipy.special.erf...), imported when first called: importing
+    scipy.special costs `import myia` 150-200 ms, and only programs that call one of
+    these functions need it."""
+    def fn(x):
+        # import here: scipy.special takes 150-200 ms to import (see above)
+        from scipy import special
+
+        return getattr(special, name)(x)
+
+    fn.__name__ = name
+    return fn
+
+
 def unary(name, np_fn, cname, doc):
     p = Primitive(name, _unary_impl(np_fn), doc, elementwise=1, foldable=True, libm=cname)
     LIBM[p] = (cname, 1)
@@ -77,6 +96,11 @@ arccosh = unary("arccosh", np.arccosh, "acosh", "inverse hyperbolic cosine")
 arctanh = unary("arctanh", np.arctanh, "atanh", "inverse hyperbolic tangent")
 arctan2 = binary("arctan2", np.arctan2, "atan2", "the angle of the point (x, y): arctan2(y, x)")
 hypot = binary("hypot", np.hypot, "hypot", "sqrt(x ** 2 + y ** 2), without overflow")
+erf = unary("erf", _scipy_special("erf"), "erf",
+            "the error function, 2/sqrt(pi) ∫_0^x e^(-t^2) dt")
+erfc = unary("erfc", _scipy_special("erfc"), "erfc", "1 - erf(x), exact where erf(x) is near 1")
+gammaln = unary("gammaln", _scipy_special("gammaln"), "lgamma",
+                "log |Gamma(x)|, C's lgamma (rules: myia.prim.special)")
 
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
@@ -461,3 +485,50 @@ def jet_hypot(out, x, y):
     return S.sqrt([a + b for a, b in zip(S.cauchy(x, x), S.cauchy(y, y))], out)
 
 
+# ---- the error function ----------------------------------------------------------------------
+#
+# erf' = 2/sqrt(pi) e^(-x^2), erfc' = -erf'; the series of e^(-x^2) by exp's recurrence
+
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _erf_series(out, x, sign):
+    """y with y' = sign * 2/sqrt(pi) e^(-x^2) x'."""
+    dx = S.derivative(x)
+    if not dx:
+        return [out]
+    sq = S.cauchy(x[:-1], x[:-1])
+    minus_sq = [-t for t in sq]
+    gauss = S.exp(minus_sq, minus_sq[0].map(exp))
+    scale = sign * TWO_OVER_SQRT_PI
+    return S.integrate(out, [t * scale for t in S.cauchy(gauss, dx)])
+
+
+@bprop(erf)
+def bprop_erf(x, out, dout):
+    return (dout * 1.1283791670955126 * exp(-(x * x)),)
+
+
+@jvp(erf)
+def jvp_erf(x, dx):
+    return dx * 1.1283791670955126 * exp(-(x * x))
+
+
+@jet(erf)
+def jet_erf(out, x):
+    return _erf_series(out, x, 1.0)
+
+
+@bprop(erfc)
+def bprop_erfc(x, out, dout):
+    return (-dout * 1.1283791670955126 * exp(-(x * x)),)
+
+
+@jvp(erfc)
+def jvp_erfc(x, dx):
+    return -dx * 1.1283791670955126 * exp(-(x * x))
+
+
+@jet(erfc)
+def jet_erfc(out, x):
+    return _erf_series(out, x, -1.0)

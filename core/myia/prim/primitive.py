@@ -25,7 +25,8 @@ and `@jet(p)` here in `p.rules`.  A jet rule is a Python function that builds th
 truncated series of the output from those of the inputs (myia.prim.series);
 `jet(p)(linear_in(i, ...))` serves a primitive linear in inputs i (the others static:
 shapes, axes, keys), `jet(p)(PIECEWISE_LINEAR)` one that is linear near every point
-(abs, max), whose k-th coefficient is its jvp.  Its inference rule is in
+(abs, max), whose k-th coefficient is its jvp, `jet(p)(derivative_is(fn))` one whose
+derivative is the subset function fn (gammaln: digamma).  Its inference rule is in
 `myia.infer.rules.RULES` (a default for elementwise primitives); each backend's
 lowering in that backend's table (`myia.backend.llvm.registry.RULES`, the CuPy
 `ImplTable`).
@@ -126,6 +127,14 @@ def linear_in(*indices):
 #: the Taylor rule of a primitive that is linear near every point (abs, maximum, mod):
 #: the k-th coefficient is its jvp at the values, with the k-th coefficients as tangents
 PIECEWISE_LINEAR = ("piecewise linear", None)
+
+
+def derivative_is(fn):
+    """The Taylor rule of a primitive of one input whose derivative is `fn`, a function
+    written in the subset: y' = fn(x) x'.  The jet transform makes the series of fn(x)
+    by the jet of fn itself (one order lower) and integrates its product with x':
+    for a function whose derivative has no recurrence of its own (gammaln: digamma)."""
+    return ("derivative", fn)
 
 
 def compile_time(fn):

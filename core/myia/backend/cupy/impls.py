@@ -220,6 +220,25 @@ def _device_impls(table):
 
         return run
 
+    def libm_kernel(cname):
+        """A C function the array module has no function of NumPy's name for (erf, erfc,
+        lgamma: SciPy's): one elementwise kernel per float dtype calling it (CUDA's
+        math library has them); an integer or bool input is computed in float64."""
+        kernels = {}
+
+        def run(x):
+            x = dev(x)
+            dtype = "float32" if x.dtype.name == "float32" else "float64"
+            k = kernels.get(dtype)
+            if k is None:
+                k = kernels[dtype] = xp.ElementwiseKernel(
+                    f"{dtype} x", f"{dtype} y", f"y = {cname}(x);", f"myia_{cname}_{dtype}")
+            out = xp.empty(x.shape, dtype)
+            table.stats["launches"] += 1
+            return k(x if x.dtype.name == dtype else x.astype(dtype), out)
+
+        return run
+
     def truediv(x, y):
         return xp.true_divide(dev(x), y)
 
@@ -446,7 +465,8 @@ def _device_impls(table):
         P.add: binary(operator.add), P.sub: binary(operator.sub),
         P.mul: binary(operator.mul), P.truediv: truediv, P.floordiv: floordiv,
         P.mod: mod, P.pow: pow_, P.neg: unary(operator.neg),
-        **{p: unary(getattr(xp, p.name)) for p, (_, n) in LIBM.items() if n == 1},
+        **{p: unary(getattr(xp, p.name)) if hasattr(xp, p.name) else libm_kernel(cname)
+           for p, (cname, n) in LIBM.items() if n == 1},
         **{p: binary(getattr(xp, p.name)) for p, (_, n) in LIBM.items() if n == 2},
         P.abs: unary(xp.abs),
         P.sign: sign, P.floor: unary(xp.floor), P.ceil: unary(xp.ceil),
