@@ -4,7 +4,8 @@ Subset code is compiled, and the compiler's resolver refuses what the subset doe
 know (`open`, `eval`, `__import__`, `np.load`, dunder attributes...).  What a session
 would otherwise hand to Python is checked here:
 
-- `import` only of numpy (and numpy.linalg), math and myia (`check_import`);
+- `import` only of numpy (and numpy.linalg), math, scipy.special and myia
+  (`check_import`);
 - the names a cell cannot bind (the session's own: `np`, `grad`, `__builtins__`...) nor
   read (`os`, `sys`, `builtins`, dunder names) (`check_binding`, `check_reads`);
 - annotations are dropped before a `def` runs (`strip_annotations`), so Python never
@@ -49,7 +50,8 @@ SESSION_MODULES = {"np": "numpy", "math": "math"}
 HIDDEN = frozenset({"os", "sys", "builtins", "subprocess", "shutil", "ctypes", "pickle",
                     "importlib", "io", "socket", "pathlib", "signal", "gc", "inspect"})
 #: what `import` may bring in a subset cell
-IMPORTABLE = frozenset({"numpy", "numpy.linalg", "math", "myia"})
+#: (`scipy` itself for `from scipy import special`: its other submodules stay refused)
+IMPORTABLE = frozenset({"numpy", "numpy.linalg", "math", "myia", "scipy", "scipy.special"})
 #: Python builtins an expression evaluated in Python may call (data conversions)
 SAFE_BUILTINS = frozenset({"abs", "float", "int", "bool", "len", "min", "max", "sum",
                            "round", "tuple", "list", "range", "complex", "divmod", "pow"})
@@ -118,7 +120,7 @@ def check_import(stmt, loc):
         if m not in IMPORTABLE:
             raise MyiaSyntaxError(
                 f"`import {m}` is not available in a Myia cell: a cell imports only "
-                f"numpy, math and myia", loc, hint=PYTHON_HINT)
+                f"numpy, math, scipy.special and myia", loc, hint=PYTHON_HINT)
     for a in stmt.names:
         bound = a.asname or a.name.split(".")[0]
         if a.name == "*":
@@ -128,7 +130,7 @@ def check_import(stmt, loc):
         if full not in IMPORTABLE and _is_module(full):  # `from numpy import ctypeslib`
             raise MyiaSyntaxError(
                 f"`import {full}` is not available in a Myia cell: a cell imports only "
-                f"numpy, math and myia", loc, hint=PYTHON_HINT)
+                f"numpy, math, scipy.special and myia", loc, hint=PYTHON_HINT)
         if SESSION_MODULES.get(bound) == full:
             continue  # `import numpy as np`, `import math`: what the session has
         check_binding(bound, loc, "import")

@@ -181,7 +181,7 @@ def A(family, name, code, kind, fragment):
 SYN, SRC, NAME, TYPE, VALUE, USAGE = ("MyiaSyntaxError", "MyiaSourceError", "MyiaNameError",
                                       "MyiaTypeError", "MyiaValueError", "UsageError")
 NOT_SUBSET = "Myia has no equivalent"
-IMPORT_ONLY = "a cell imports only numpy, math and myia"
+IMPORT_ONLY = "a cell imports only numpy, math, scipy.special and myia"
 NOT_HERE = "is not available in a Myia cell"
 OPEN_UNDEFINED = "name `open` is not defined"
 PAYLOAD = "__import__('os').system('touch ' + PWN)"
@@ -245,6 +245,11 @@ ATTEMPTS = [
     A("imports", "myia.api", "from myia import api", SYN, "`import myia.api` " + NOT_HERE),
     A("imports", "builtins", "import builtins", SYN, IMPORT_ONLY),
     A("imports", "in-def", "def i(a):\n    import os\n    return a\ni(1.0)", SYN, "import"),
+    A("imports", "scipy.io", "import scipy.io", SYN, IMPORT_ONLY),
+    A("imports", "from-scipy-io", "from scipy import io", SYN, "`import scipy.io` " + NOT_HERE),
+    A("imports", "from-scipy-io-loadmat", "from scipy.io import loadmat", SYN, IMPORT_ONLY),
+    A("imports", "scipy.io-attribute", "import scipy\nscipy.io.loadmat(SECRET)", SRC,
+      NOT_SUBSET),
     # introspection
     A("introspection", "getattr", "getattr(np, 'load')(SECRET)", SRC, "`getattr`"),
     A("introspection", "globals", "globals()", SRC, "cannot compile `globals`"),
@@ -540,6 +545,9 @@ def test_annotations_are_never_evaluated(session, markers, code, value):
     ("jvp(lambda a: a * a, (3.0,), (1.0,))", (9.0, 6.0)),
     ("hessian(lambda a: a ** 3)(2.0)", 12.0),
     ("def dflt(a=np.ones(2) * 3.0):\n    return a\ndflt()[0]", 3.0),
+    ("import scipy.special\nscipy.special.xlogy(0.0, 0.0)", 0.0),
+    ("from scipy.special import expit\ndef ex(a):\n    return expit(a)\nex(0.0)", 0.5),
+    ("from scipy import special\ngrad(special.expit)(0.0)", 0.25),
 ])
 def test_what_the_seal_reads_still_works(session, code, value):
     r = session.execute(code)
