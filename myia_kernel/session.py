@@ -369,8 +369,9 @@ class Session(DefinitionsMixin, IntrospectionMixin):
                 raise MyiaSyntaxError(
                     "a cell can only assign names (`x = ...`, `a, b = ...`)",
                     node_location(filename, bad[0]),
-                    hint="values are immutable in Myia; use a %%python cell to build "
-                         "data with Python")
+                    hint="assign elements inside a def, to an array the function made or "
+                         "copied (`x = np.copy(y)`, then `x[0] = v`); or use a %%python "
+                         "cell to build data with Python")
         elif isinstance(stmt, ast.AnnAssign) and (stmt.value is None
                                                    or target_names(stmt.target) is None):
             raise MyiaSyntaxError("a cell can only assign names",

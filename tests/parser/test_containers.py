@@ -245,13 +245,17 @@ def add_to_item(xs, x):
     return xs
 
 
-@pytest.mark.parametrize("fn, snippet", [
-    (set_item, "xs[0] = x"), (set_key, 'd["k"] = x'), (add_to_item, "xs[1] += x"),
+@pytest.mark.parametrize("fn, snippet, name", [
+    (set_item, "xs[0] = x", "xs"), (set_key, 'd["k"] = x', "d"),
+    (add_to_item, "xs[1] += x", "xs"),
 ])
-def test_assignment_to_an_element(fn, snippet):
+def test_assignment_to_an_element_of_an_argument(fn, snippet, name):
+    # Python would change the caller's list or dict (tests/numpy/test_index_assignment.py
+    # has the assignments that are compiled)
     err = refused(fn)
-    check_error(err, fn, snippet, "assignment to an element", "lst = lst[:i] + [v] + lst[i + 1:]",
-                "d = {**d, k: v}", "np.where", at=snippet.split(" ")[0])
+    check_error(err, fn, snippet, f"`{name}` holds the argument `{name}`",
+                "Python would change the caller's", f"{name} = np.copy({name})",
+                f"list({name})", f"dict({name})", at=snippet.split(" ")[0])
 
 
 def delete_item(xs):

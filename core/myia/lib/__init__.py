@@ -16,6 +16,7 @@ rule of its own).  One module per family, each with its table `NAMES`:
     np_create    creation: zeros, ones, full, eye, arange, linspace, array...; the
                  scalar types as casts (np.float64(x), np.int64(x))
     methods      methods and attributes of arrays: `x.sum()`, `x.T`, `x.shape`...
+    np_update    `x[index] = v` as a new array (and a new list or dict)
     scipy_special  scipy.special: expit, logit, softmax, log_softmax, logsumexp, xlogy,
                  erf, erfc, gammaln, digamma (psi); merged by `lookup` once the user's
                  code has imported scipy.special (importing it here would add 150-200
@@ -29,7 +30,7 @@ constant; with a value known only at run time, they are a located error.
 
 import sys
 
-from . import builtins, methods, np_create, np_linalg, np_math, np_reduce, np_shape
+from . import builtins, methods, np_create, np_linalg, np_math, np_reduce, np_shape, np_update
 
 
 def _merge(*tables):

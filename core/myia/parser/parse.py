@@ -51,13 +51,14 @@ from collections import ChainMap, Counter
 
 from .. import lib
 from ..errors import Location, MyiaNameError, MyiaSyntaxError
-from ..ir import Apply, Constant, Graph, Parameter
+from ..ir import Apply, Constant, Graph, Node, Parameter
 from ..prim import ops as P
 from .blocks import Block, SSAState
 from .calls import CallParsing, _unknown_attribute
 from .captures import Captures
 from .expressions import ExpressionParsing
 from .loops import _COMPREHENSIONS, LoopParsing, _assignments
+from .mutation import check_item_assignments
 from .resolve import (
     _NOT_STATIC, NameResolution, Resolver, _dtype_name, _global_static, _is_constant_data,
     check_not_foreign, constant_value, snapshot,
@@ -71,11 +72,6 @@ EFFECTS = "assert"
 _NO_MUTATION = (
     "values are immutable in Myia: arrays cannot be modified in place; build a new "
     "array instead (np.where(mask, new, x), or arithmetic on the whole array)"
-)
-_NO_ITEM_ASSIGNMENT = (
-    "values are immutable in Myia: build a new value instead: for a list "
-    "`lst = lst[:i] + [v] + lst[i + 1:]`, for a dict `d = {**d, k: v}`, for an array "
-    "np.where(mask, new, x) or arithmetic on the whole array"
 )
 _NO_DELETION = (
     "lists and dicts are values in Myia: build a new one without the element: "
@@ -289,6 +285,7 @@ class Parser(NameResolution, ExpressionParsing, CallParsing, LoopParsing):
         #: its parent need not treat it as a factory (see myia.parser.captures)
         self.hands_out = False
         self._bound_callee = None  # the callee of `name = callee(...)` (a factory?)
+        self._item_refusals = None  # see assign_item (myia.parser.mutation)
         if isinstance(node, ast.Lambda):
             self.body = None
             counts = Counter()
@@ -497,10 +494,12 @@ class Parser(NameResolution, ExpressionParsing, CallParsing, LoopParsing):
 
     def visit_AugAssign(self, node):
         target = node.target
-        if not isinstance(target, ast.Name):
+        if not isinstance(target, (ast.Name, ast.Subscript)):
             raise self._refuse_target(target)
         loc = self.loc(node)
         op = self._binary_op(node.op, node)
+        if isinstance(target, ast.Subscript):  # x[index] op= v
+            return self.assign_item(target, self.expr(node.value), op)
         current = self.lookup(target.id, self.loc(target))
         value = self.apply(op, current, self.expr(node.value), loc=loc)
         self.assign(target, value)
@@ -515,6 +514,8 @@ class Parser(NameResolution, ExpressionParsing, CallParsing, LoopParsing):
             elif self.captures.made(value) is not None:
                 self.closure_values.setdefault(target.id, set()).add(value)
             self.block.write(target.id, value)
+        elif isinstance(target, ast.Subscript):
+            self.assign_item(target, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for i, elt in enumerate(target.elts):
                 if isinstance(elt, ast.Starred):
@@ -525,10 +526,52 @@ class Parser(NameResolution, ExpressionParsing, CallParsing, LoopParsing):
         else:
             raise self._refuse_target(target)
 
+    def assign_item(self, target, value, op=None):
+        """`x[index] = v`: `x = setitem(x, index, v)`, a new value (myia.lib.np_update),
+        where no other holder of x's value is read later (myia.parser.mutation);
+        `x[i][j] = v` is `x[i] = setitem(x[i], j, v)`, as x[i] is a view of x.  With
+        `op` (`x[index] += v`): `x = setitem_with(x, index, op, v)`."""
+        if self._item_refusals is None:
+            self._item_refusals = check_item_assignments(self.node, self._static_or_none)
+        refused = self._item_refusals.get(id(target))
+        if refused is not None:
+            raise MyiaSyntaxError(f"cannot assign to `{ast.unparse(target)}`: {refused[0]}",
+                                  self.loc(target), hint=refused[1])
+        base = target.value
+        if not isinstance(base, (ast.Name, ast.Subscript)):
+            raise self.refuse(target, "assignment to an element of an attribute or of an "
+                                      "expression is", _NO_MUTATION)
+        parts = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+        if isinstance(base, ast.Subscript) and any(
+                isinstance(p, ast.List) for p in (base.slice.elts if isinstance(
+                    base.slice, ast.Tuple) else [base.slice])):
+            raise self.refuse(target, "assignment into `x[[...]][...]` (a copy in NumPy, "
+                                      "which the assignment would not reach) is",
+                              "index once: `x[[0, 2], 1] = v`")
+        loc = self.loc(target)
+        holder = self.expr(_as_read(base))
+        index = self._index(target.slice)
+        if any(isinstance(p, ast.List) for p in parts):
+            setter = lib.np_update.setitem_with_lists
+        elif isinstance(target.slice, (ast.Tuple, ast.Slice, ast.Constant)):
+            setter = lib.np_update.setitem_basic
+        else:  # (a name or an expression: an int, a mask, a key...)
+            setter = lib.np_update.setitem
+        args = [holder, index, value]
+        if op is not None:
+            op = op if isinstance(op, Node) else Constant(op, loc)
+            args = [holder, index, op, value,
+                    self._operation(setter, loc, "an assignment to an element")]
+            setter = lib.np_update.setitem_with
+        fn = self._operation(setter, loc, "an assignment to an element")
+        new = self.call(fn, args, [], loc, "an assignment to an element")
+        self.assign(base, new)
+
+    def _static_or_none(self, expr):
+        value = self._static_object(expr)
+        return None if value is _NOT_STATIC else value
+
     def _refuse_target(self, target):
-        if isinstance(target, ast.Subscript):
-            return self.refuse(target, "assignment to an element or a slice (`x[i] = v`) is",
-                               _NO_ITEM_ASSIGNMENT)
         if isinstance(target, ast.Attribute):
             return self.refuse(target, "assignment to an attribute (`x.a = v`) is",
                                _NO_MUTATION)
@@ -674,3 +717,8 @@ class Parser(NameResolution, ExpressionParsing, CallParsing, LoopParsing):
             if captured:
                 self.captures.escape(graph, captured, loc)
         return Constant(graph, loc)
+
+
+def _as_read(target):
+    """The assignment target `target` (x, x[i]) as an expression that reads it."""
+    return type(target)(**{**vars(target), "ctx": ast.Load()})

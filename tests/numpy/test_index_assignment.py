@@ -1,0 +1,287 @@
+"""`x[index] = v` as NumPy code writes it: a new value for x where Python's in-place
+change could not be seen by anything else, a located refusal where it could.
+
+Each program here is ordinary Python, run by Python and NumPy as the reference, and
+compiled on every backend; gradients against finite differences (autograd cannot
+differentiate an assignment into an array) and against forward mode."""
+
+import numpy as np
+import pytest
+
+import myia
+from myia.errors import MyiaSyntaxError, MyiaTypeError, MyiaValueError
+
+BACKENDS = ["vm", "llvm"]
+
+
+def rows_and_slices(v):
+    x = np.zeros((3, 4))
+    x[1] = v
+    x[0, 1:3] = 2.0 * v
+    x[2, 2] += v
+    x[..., 0] = -1.0
+    x[:, -1] = np.array([1.0, 2.0, 3.0]) * v
+    x[None, 2, ::2] *= 3.0
+    return x
+
+
+def at_run_time_positions(v, i, j):
+    x = np.ones((4, 5))
+    x[i, j] = v
+    x[i + 1, j:j + 2] += v * v
+    return x
+
+
+def masked(a):
+    b = np.copy(a)
+    b[b < 0.0] = 0.0
+    b[b > 2.0] *= 0.5  # (an augmented assignment through a mask reads x[mask] first)
+    return b
+
+
+def listed(v):
+    x = np.zeros(5)
+    x[[0, 2, 2]] = np.array([1.0, 2.0, 3.0]) * v  # a position written twice: the last
+    y = np.zeros((3, 3))
+    y[[0, 2], 1:] = v
+    return x, y
+
+
+def running(v):
+    s = np.zeros(6)
+    s[0] = v
+    for i in range(1, 6):
+        s[i] = np.sin(s[i - 1]) + v
+    return s
+
+
+def lstm_like(w):
+    # GradBench's lstm writes two entries of a state at each step
+    s = np.zeros(6)
+    for i in range(0, 6, 2):
+        (s[i], s[i + 1]) = (np.tanh(w * (i + 1.0)), np.cos(w * i))
+    return s
+
+
+def copied_argument(x):
+    x = np.copy(x)
+    x[0] *= 2.0
+    x[1:] = x[1:] ** 2
+    return x
+
+
+def lists_and_dicts(v):
+    lst = [1.0, 2.0, 3.0]
+    lst[1] = v
+    lst[-1] *= v
+    d = {"a": 1.0}
+    d["b"] = v * 2.0
+    d["a"] += v
+    return lst[0] + lst[1] + lst[2] + d["a"] + d["b"]
+
+
+def nested(v):
+    x = np.zeros((2, 3))
+    x[1][2] = v  # x[1] is a view of x: the element of x changes
+    return x
+
+
+def int_into_float_and_back(v):
+    x = np.zeros(3, dtype=np.int64)
+    x[1] = v  # truncated toward zero, as NumPy casts
+    return x
+
+
+CASES = [
+    (rows_and_slices, (1.5,)),
+    (at_run_time_positions, (0.7, 1, 2)),
+    (masked, (np.array([-1.0, 0.5, 3.0, -2.0, 4.0]),)),
+    (listed, (1.25,)),
+    (running, (0.3,)),
+    (lstm_like, (0.4,)),
+    (copied_argument, (np.array([1.0, 2.0, 3.0]),)),
+    (lists_and_dicts, (5.0,)),
+    (nested, (5.0,)),
+    (int_into_float_and_back, (-2.7,)),
+]
+
+
+def _same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    np.testing.assert_array_equal(got, want)
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn, args", CASES, ids=[f.__name__ for f, _ in CASES])
+def test_the_value_is_numpys(fn, args, backend):
+    want = fn(*[np.copy(a) if isinstance(a, np.ndarray) else a for a in args])
+    _same(myia.compile(fn, backend=backend)(*args), want)
+
+
+def _scalar(fn):
+    def total(v, *rest):
+        out = fn(v, *rest)
+        parts = out if isinstance(out, tuple) else (out,)
+        return sum(float(np.sum(np.asarray(p) * np.arange(1.0, np.size(p) + 1.0)))
+                   for p in parts)
+    return total
+
+
+def weighted_rows(v):
+    return np.sum(rows_and_slices(v) * np.arange(1.0, 13.0).reshape(3, 4))
+
+
+def weighted_running(v):
+    return np.sum(running(v) * np.arange(1.0, 7.0))
+
+
+def weighted_lstm(w):
+    return np.sum(lstm_like(w) * np.arange(1.0, 7.0))
+
+
+def weighted_masked(a):
+    return np.sum(masked(a) * np.arange(1.0, 6.0))
+
+
+def weighted_listed(v):
+    x, y = listed(v)
+    return np.sum(x * np.arange(1.0, 6.0)) + np.sum(y * np.arange(1.0, 10.0).reshape(3, 3))
+
+
+def weighted_at(v):
+    return np.sum(at_run_time_positions(v, 1, 2) * np.arange(1.0, 21.0).reshape(4, 5))
+
+
+SCALAR_FUNCTIONS = [weighted_rows, weighted_running, weighted_lstm, weighted_listed,
+                    weighted_at, lists_and_dicts]
+
+
+def _fd(f, x, h=1e-6):
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f", SCALAR_FUNCTIONS, ids=lambda f: f.__name__)
+def test_first_and_second_derivatives(f, backend):
+    x = 0.37
+    d1 = myia.compile(myia.grad(f), backend=backend)(x)
+    assert d1 == pytest.approx(_fd(f, x), rel=1e-6, abs=1e-8)
+    d2 = myia.compile(myia.grad(myia.grad(f)), backend=backend)(x)
+    assert d2 == pytest.approx(_fd(lambda t: myia.grad(f)(t), x), rel=1e-5, abs=1e-6)
+    # forward mode agrees with reverse mode
+    _, tangent = myia.jvp(f, (x,), (1.0,))
+    assert tangent == pytest.approx(d1, rel=1e-12, abs=1e-14)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_gradient_skips_what_was_overwritten(backend):
+    a = np.array([-1.0, 0.5, 3.0, -2.0, 4.0])
+    g = myia.compile(myia.grad(weighted_masked), backend=backend)(a)
+    # b = a; b[b < 0] = 0 (no gradient there); b[b > 2] *= 0.5
+    np.testing.assert_array_equal(g, [0.0, 2.0, 1.5, 0.0, 2.5])
+
+
+def returns_its_argument_changed(x):
+    x[0] = 1.0
+    return x
+
+
+def changes_an_alias(v):
+    a = np.zeros(3)
+    b = a
+    b[0] = v
+    return a
+
+
+def changes_under_a_view(v):
+    a = np.zeros((2, 3))
+    row = a[0]
+    a[0, 0] = v
+    return row
+
+
+def changes_what_a_list_holds(v):
+    a = np.zeros(3)
+    held = [a, 1.0]
+    a[0] = v
+    return held[0]
+
+
+def changes_an_alias_in_a_loop(v):
+    a = np.zeros(3)
+    out = 0.0
+    for i in range(3):
+        b = a
+        a[i] = v
+        out = out + b[0]
+    return out
+
+
+GLOBAL = np.zeros(3)
+
+
+def changes_a_global(v):
+    GLOBAL[0] = v
+    return GLOBAL
+
+
+def changes_a_tuple(v):
+    t = (1.0, 2.0)
+    t[0] = v
+    return t
+
+
+def indexes_with_an_int_array(v, idx):
+    a = np.zeros(3)
+    a[idx] = v
+    return a
+
+
+@pytest.mark.parametrize("fn, args, error, words", [
+    (returns_its_argument_changed, (np.ones(2),), MyiaSyntaxError,
+     ["`x` holds the argument `x`", "x = np.copy(x)", "line"]),
+    (changes_an_alias, (1.0,), MyiaSyntaxError,
+     ["`b` shares its value with `a`, which is read later", "b = np.copy(b)"]),
+    (changes_under_a_view, (1.0,), MyiaSyntaxError, ["shares its value with `row`"]),
+    (changes_what_a_list_holds, (1.0,), MyiaSyntaxError, ["shares its value with `held`"]),
+    (changes_an_alias_in_a_loop, (1.0,), MyiaSyntaxError, ["shares its value with `b`"]),
+    (changes_a_global, (1.0,), MyiaSyntaxError, ["`GLOBAL` is not a variable of this function"]),
+    (changes_a_tuple, (1.0,), MyiaTypeError, ["'tuple' object does not support item assignment"]),
+    (indexes_with_an_int_array, (1.0, np.array([0, 1])), MyiaTypeError,
+     ["an array of ints as the index is not supported", "x[[0, 2]] = v"]),
+], ids=lambda v: v.__name__ if callable(v) else "")
+def test_where_python_would_differ_it_is_refused(fn, args, error, words):
+    with pytest.raises(error) as e:
+        myia.compile(fn, backend="vm")(*args)
+    text = str(e.value)
+    for w in words:
+        assert w in text, text
+    assert "test_index_assignment.py" in text and "^" in text  # located, with a caret
+
+
+def masked_with_an_array(a):
+    b = np.copy(a)
+    b[b < 0.0] = np.ones(5)
+    return b
+
+
+def test_a_mask_takes_a_number():
+    with pytest.raises(MyiaTypeError, match=r"`x\[mask\] = v` with an array v"):
+        myia.compile(masked_with_an_array, backend="vm")(np.ones(5))
+
+
+def out_of_bounds(v):
+    x = np.zeros(3)
+    x[5] = v
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_index_out_of_bounds_is_numpys_error(backend):
+    with pytest.raises(MyiaValueError, match="index 5 is out of range for axis 0"):
+        myia.compile(out_of_bounds, backend=backend)(1.0)
