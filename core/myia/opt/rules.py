@@ -359,7 +359,9 @@ def truth_of_bool(node, ctx):
 
 # ---- inlining --------------------------------------------------------------------
 
-#: graphs larger than this are inlined only where they are called once
+#: graphs larger than this are inlined only where they are called once (one call
+#: site: a graph called at two places of one graph would be copied twice, and copies
+#: of copies grow as a factorial in a recursion unrolled by specialization)
 INLINE_SIZE = 400
 
 
@@ -375,7 +377,7 @@ def inline_call(node, ctx):
         return None
     if g.flags.get("noinline"):
         return None
-    if _inlined_size(g, ctx.mng) > INLINE_SIZE and len(ctx.mng.graph_users(g)) > 1:
+    if _uses(g, ctx.mng) > 1 and _eventual_size(g, ctx) > INLINE_SIZE:
         return None
     # the library's own code (bprop rules, np.sum...) takes the location of the call,
     # and its local names go (its `db` would name the user's W's gradient)
@@ -386,6 +388,35 @@ def inline_call(node, ctx):
         # describes it again (a fresh analysis for each such call costs more)
         return None
     return inline(g, node.graph, args, manager=ctx.mng, loc=loc, keep_names=not library)
+
+
+def _eventual_size(g, ctx):
+    """The nodes inlining `g` copies, counting those of the graphs it calls that would
+    be inlined into it in turn (within one sweep, every small graph is inlined at
+    once: a graph whose callees are small now can be large once they are in it)."""
+    sizes = ctx.__dict__.setdefault("eventual_sizes", {})  # within one sweep
+    if g in sizes:
+        return sizes[g]
+    sizes[g] = INLINE_SIZE + 1  # (a cycle through g: not inlined at several places)
+    mng = ctx.mng
+    size = _inlined_size(g, mng)
+    for h in mng.graphs_used(g):
+        if h is g or not ctx.knows(h) or ctx.is_recursive(h) or h.flags.get("noinline"):
+            continue
+        calls = sum(1 for n in mng.nodes(g) if n.is_apply() and n.inputs[0].__class__
+                    is Constant and n.inputs[0].value is h)
+        if calls and size <= INLINE_SIZE:
+            inner = _eventual_size(h, ctx)
+            if inner <= INLINE_SIZE or _uses(h, mng) == 1:
+                size += calls * inner
+    sizes[g] = size
+    return size
+
+
+def _uses(g, mng):
+    """How many nodes hold the graph `g` (its call sites, and its uses as a value)."""
+    return sum(1 for h in mng.graph_users(g) for n in mng.nodes(h) if n.is_apply()
+               for i in n.inputs if i.__class__ is Constant and i.value is g)
 
 
 def _inlined_size(g, mng):
