@@ -76,7 +76,8 @@ class Tool:
                                   f"(it has: {known})")
             key = (module, function)
             if key not in self.compiled:
-                self.compiled[key] = myia.compile(spec.program, backend=self.backend)
+                self.compiled[key] = myia.compile(spec.program, backend=self.backend,
+                                                  static_argnums=spec.static or None)
             min_runs, min_seconds = runs_requested(input)
             output, timings = self.runner.run(key, self.compiled[key], spec.prepare,
                                               input, min_runs, min_seconds)

@@ -22,7 +22,8 @@ def evaluate(module, function, input):
     """What the tool answers for `function` of `module` at `input` (one run), on the
     default backend (each test takes the `backend` fixture: vm, then llvm)."""
     spec = load(module)[function]
-    return spec.post(myia.compile(spec.program)(*spec.prepare(input)))
+    compiled = myia.compile(spec.program, static_argnums=spec.static or None)
+    return spec.post(compiled(*spec.prepare(input)))
 
 
 def mismatches(expected, actual, tolerance=1e-4, path="output"):
@@ -47,6 +48,19 @@ def mismatches(expected, actual, tolerance=1e-4, path="output"):
 
 def runs(input):
     return input | {"min_runs": 1, "min_seconds": 0}
+
+
+# ---- det ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ell", [1, 2, 4, 5])
+def test_det(backend, ell):
+    A = np.random.RandomState(31337 + ell).rand(ell * ell)
+    input = {"A": A.tolist(), "ell": ell}
+    M = A.reshape(ell, ell)
+    assert evaluate("det", "primal", input) == pytest.approx(np.linalg.det(M), rel=1e-10)
+    want = (np.linalg.det(M) * np.linalg.inv(M).T).reshape(-1)
+    assert not mismatches(want.tolist(), evaluate("det", "gradient", input), tolerance=1e-9)
 
 
 # ---- llsq ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 #: the modules GradBench may define, each a module of this package
-MODULES = ("hello", "lse", "gmm", "kmeans", "ode", "llsq", "particle", "saddle")
+MODULES = ("hello", "lse", "gmm", "kmeans", "ode", "llsq", "det", "particle", "saddle")
 
 
 class UnknownName(LookupError):
@@ -24,11 +24,14 @@ class Function:
     program: what `myia.compile` gets: a subset function, or `myia.grad(...)` of one
     prepare: the eval's JSON input -> the tuple of the program's arguments
     post:    the program's result -> the JSON output the eval expects
+    static:  the positions of the arguments that are constants of the program
+             (`myia.compile(..., static_argnums=static)`: a size that decides shapes)
     """
 
     program: Any
     prepare: Callable[[Any], tuple]
     post: Callable[[Any], Any]
+    static: tuple = ()
 
 
 def load(name):

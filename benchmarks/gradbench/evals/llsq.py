@@ -3,9 +3,9 @@
     y(x) = 1/2 sum_i (s_i - x_0 - x_1 t_i - x_2 t_i^2 - ...)^2,
     t_i = -1 + 2 i / (n - 1),  s_i = sign(t_i),  i < n.
 
-`n` arrives at run time and Myia's shapes are static, so the sum over i is a loop
-(as in the spec's C++ reference); each term is one vector operation over the m
-coefficients: the powers of t_i are a running product, as in the reference.
+written as the spec reads, over arrays: the n sample points are np.arange(n), so n is
+a static argument (one program per n, as `static_argnums` in JAX); the powers of t
+are a cumulative product along the m coefficients.
 """
 
 import numpy as np
@@ -16,13 +16,11 @@ from . import Function, to_list
 
 def llsq(x, n):
     m = x.shape[0]
-    total = 0.0
-    for i in range(n):
-        t = -1.0 + i * 2.0 / (n - 1.0)
-        powers = np.cumprod(np.concatenate((np.ones(1), np.full(m - 1, t))))
-        r = np.sign(t) - np.sum(x * powers)
-        total = total + r * r
-    return total / 2.0
+    t = -1.0 + np.arange(n) * 2.0 / (n - 1.0)
+    powers = np.cumprod(np.concatenate(
+        (np.ones((n, 1)), np.repeat(t[:, None], m - 1, axis=1)), axis=1), axis=1)
+    r = np.sign(t) - powers @ x
+    return np.sum(r * r) / 2.0
 
 
 def vector_and_n(input):
@@ -30,6 +28,6 @@ def vector_and_n(input):
 
 
 FUNCTIONS = {
-    "primal": Function(llsq, prepare=vector_and_n, post=float),
-    "gradient": Function(grad(llsq), prepare=vector_and_n, post=to_list),
+    "primal": Function(llsq, prepare=vector_and_n, post=float, static=(1,)),
+    "gradient": Function(grad(llsq), prepare=vector_and_n, post=to_list, static=(1,)),
 }
