@@ -285,3 +285,32 @@ def out_of_bounds(v):
 def test_an_index_out_of_bounds_is_numpys_error(backend):
     with pytest.raises(MyiaValueError, match="index 5 is out of range for axis 0"):
         myia.compile(out_of_bounds, backend=backend)(1.0)
+
+
+def shifts_a_shared_number(x, dx):
+    prev = x
+    x += dx  # a number: Python rebinds x, prev keeps its value
+    return x - prev
+
+
+def shifts_a_shared_array(v):
+    a = np.zeros(3)
+    b = a
+    a += v  # Python changes the array in place: b sees it
+    return b
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_augmented_assignment_of_a_shared_number_is_a_new_value(backend):
+    assert myia.compile(shifts_a_shared_number, backend=backend)(1.5, 0.25) == 0.25
+    assert myia.compile(myia.grad(shifts_a_shared_number, argnums=1), backend=backend)(
+        1.5, 0.25) == 1.0
+
+
+def test_an_augmented_assignment_of_a_shared_array_is_refused():
+    # Python returns [v, v, v] here (b is a); a new array for a would leave b at zeros
+    with pytest.raises(MyiaTypeError) as e:
+        myia.compile(shifts_a_shared_array, backend="vm")(1.0)
+    text = str(e.value)
+    assert "`a += v` changes an array in place in Python, and `b`" in text
+    assert "test_index_assignment.py" in text and "^^^^^^" in text

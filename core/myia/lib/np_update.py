@@ -79,6 +79,24 @@ def _is_mask_index(x_kind, index_kind, x_ndim, index_ndim):
         else 0
 
 
+def check_unshared(x, text, other):
+    """True, where `text` (`x op= v`) has x sharing its value with `other`, read later:
+    a number does not change, so x gets a new value; an array is refused, as Python
+    would change it in place, and `other` with it."""
+    return _is_shared_array(P.kind_of(x), _ndim_or_zero(x), text, other) == 0
+
+
+@compile_time
+def _is_shared_array(kind, ndim, text, other):
+    if kind is None and ndim > 0:
+        raise MyiaTypeError(
+            f"`{text}` changes an array in place in Python, and `{other}`, which shares it "
+            f"and is read later, would see the change; Myia does not change arrays in place",
+            hint=f"copy before sharing (`{other} = np.copy(...)`), or write the update as "
+                 f"a new value (`x = x + v`), which leaves `{other}` as it was in Python too")
+    return 0
+
+
 def _set_array(x, index, v):
     # (a tuple index has no rank: only a value that is not a container is asked)
     return (_set_array_by_value, _set_basic)[_is_container(P.kind_of(index))](x, index, v)

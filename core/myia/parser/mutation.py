@@ -55,15 +55,19 @@ class Origin:
 
 
 def check_item_assignments(fn_node, static_object):
-    """{id of each refused `x[...]` target node of the function: (message, hint)}.
+    """{id of each refused `x[...]` target node of the function: (message, hint)}, and
+    {id of each `x op= v` statement whose x shares its value with a name read later:
+    that name} (`x += v` changes an array in place in Python: see np_update.update_shared).
     `static_object(expr)` is the Python object a global expression names, or None."""
-    return _Walk(fn_node, static_object).refused
+    walk = _Walk(fn_node, static_object)
+    return walk.refused, walk.shared_updates
 
 
 class _Walk:
     def __init__(self, fn_node, static_object):
         self.static_object = static_object
         self.refused = {}
+        self.shared_updates = {}  # id of `x op= v`: a name sharing x's value, read later
         self.loops = []  # the loop statements around the current statement
         self.reads = _reads(fn_node)
         holders = {}
@@ -92,7 +96,14 @@ class _Walk:
             if isinstance(s.target, ast.Subscript):
                 return self.item(s.target, holders, s)
             if isinstance(s.target, ast.Name):  # x += y: arithmetic, a new value
-                return {**holders, s.target.id: frozenset([Origin("made", s.target.id)])}
+                name = s.target.id
+                mine = holders.get(name, frozenset())
+                others = sorted(other for other, theirs in holders.items()
+                                if other != name and theirs & mine
+                                and self.read_later(other, s))
+                if others:  # (an array would change in place under them in Python)
+                    self.shared_updates[id(s)] = others[0]
+                return {**holders, name: frozenset([Origin("made", name)])}
             return holders
         if isinstance(s, ast.AnnAssign) and s.value is not None:
             return self.bind(s.target, self.origins(s.value, holders), holders, s)

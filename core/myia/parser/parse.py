@@ -501,8 +501,23 @@ class Parser(NameResolution, ExpressionParsing, CallParsing, LoopParsing):
         if isinstance(target, ast.Subscript):  # x[index] op= v
             return self.assign_item(target, self.expr(node.value), op)
         current = self.lookup(target.id, self.loc(target))
+        shared = self._mutations()[1].get(id(node))
+        if shared is not None:
+            # x shares its value with `shared`: checked not to be an array, which Python
+            # would change in place (an effect, so that it is checked even if x is dead)
+            text = ast.unparse(node)
+            fn = self._operation(lib.np_update.check_unshared, loc, text)
+            self.add_effect(self.call(fn, [current, Constant(text, loc), Constant(shared, loc)],
+                                      [], loc, text), loc)
         value = self.apply(op, current, self.expr(node.value), loc=loc)
         self.assign(target, value)
+
+    def _mutations(self):
+        """(refused `x[...] = v` targets, `x op= v` on shared values): see
+        myia.parser.mutation, walked once per function when first needed."""
+        if self._item_refusals is None:
+            self._item_refusals = check_item_assignments(self.node, self._static_or_none)
+        return self._item_refusals
 
     def assign(self, target, value):
         if isinstance(target, ast.Name):
@@ -531,9 +546,7 @@ class Parser(NameResolution, ExpressionParsing, CallParsing, LoopParsing):
         where no other holder of x's value is read later (myia.parser.mutation);
         `x[i][j] = v` is `x[i] = setitem(x[i], j, v)`, as x[i] is a view of x.  With
         `op` (`x[index] += v`): `x = setitem_with(x, index, op, v)`."""
-        if self._item_refusals is None:
-            self._item_refusals = check_item_assignments(self.node, self._static_or_none)
-        refused = self._item_refusals.get(id(target))
+        refused = self._mutations()[0].get(id(target))
         if refused is not None:
             raise MyiaSyntaxError(f"cannot assign to `{ast.unparse(target)}`: {refused[0]}",
                                   self.loc(target), hint=refused[1])
