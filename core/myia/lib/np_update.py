@@ -31,15 +31,13 @@ def setitem(x, index, v):
     """x with x[index] replaced by v: NumPy's `x[index] = v` as a new array; for a
     list (an int known at compile time) or a dict (a key), a new list or dict.  The
     index is one value (an int, a bool mask, a tuple...)."""
-    return (_set_array, _set_list, dict_set, _set_tuple)[
-        _container(P.kind_of(x))](x, index, v)
+    return (_set_array, _set_list, dict_set)[_container(P.kind_of(x))](x, index, v)
 
 
 def setitem_basic(x, index, v):
     """`setitem` where the index is written with slices, constants or several parts
     (`x[1:3]`, `x[i, 0]`): basic indexing, never a mask."""
-    return (_set_basic, _set_list, dict_set, _set_tuple)[
-        _container(P.kind_of(x))](x, index, v)
+    return (_set_basic, _set_list, dict_set)[_container(P.kind_of(x))](x, index, v)
 
 
 def setitem_with(x, index, op, v, setter):
@@ -56,21 +54,16 @@ def _update_at(x, index, op, v, setter):
 
 
 def _update_masked(x, mask, op, v, setter):
-    checked = (mask,)[_check_mask(P.shape(x), P.shape(mask), P.ndim(v))]  # (0: used)
-    return P.where(checked, P.astype(op(x, v), P.dtype(x)), x)
+    return _masked(x, mask, op(x, v), v)
 
 
-def _ndim_or_zero(index):
-    return (_zero, P.ndim)[_is_value(P.kind_of(index))](index)
+def _ndim_or_zero(value):
+    """The rank of a number or an array; 0 for a container (which has none)."""
+    return (P.ndim, _zero)[_is_container(P.kind_of(value))](value)
 
 
-def _zero(index):
+def _zero(value):
     return 0
-
-
-@compile_time
-def _is_value(kind):
-    return 1 if kind is None else 0
 
 
 @compile_time
@@ -110,10 +103,6 @@ def _set_list(x, index, v):
     return P.tuple_as(P.tuple_setitem(P.tuple_as(x, "tuple"), index, v), "list")
 
 
-def _set_tuple(x, index, v):
-    return x  # (refused at compile time by _container)
-
-
 @compile_time
 def _container(kind):
     """0 for an array (or a number), 1 for a list, 2 for a dict; a tuple is refused."""
@@ -137,8 +126,14 @@ def _set_basic(x, index, v):
 
 
 def _set_mask(x, mask, v):
+    return _masked(x, mask, v, v)
+
+
+def _masked(x, mask, new, v):
+    """np.where(mask, new, x) for `x[mask] = v` or `x[mask] op= v` (new: v or op(x, v)),
+    with a mask of x's shape and a number v."""
     checked = (mask,)[_check_mask(P.shape(x), P.shape(mask), P.ndim(v))]  # (0: used)
-    return P.where(checked, P.astype(v, P.dtype(x)), x)
+    return P.where(checked, P.astype(new, P.dtype(x)), x)
 
 
 def setitem_with_lists(x, index, v):
