@@ -513,8 +513,7 @@ class Inferrer:
             # an int known here decides a shape in the transform's program
             # (`grad(f, 1)(n, x)` with n a constant of this program): its program for
             # that value, as if n were a static argument (myia.compile's static_argnums)
-            kept = tuple(a if a.__class__ is AScalar and a.known and a.dtype == "int64"
-                         else b for a, b in zip(args, signature))
+            kept = tuple(a if _known_int(a) else b for a, b in zip(args, signature))
             if kept == signature:
                 raise
             graph = t.__myia_graph_for__(kept) or t.__myia_graph__()
@@ -602,8 +601,7 @@ class Inferrer:
                 a.__class__ is ATuple and self.structure_id(a) != self.structure_id(b)
                 for a, b in zip(args, nearest.args))
             if not unrolled:
-                if any(a.__class__ is AScalar and a.known and a.dtype == "int64"
-                       and a != old for a, old in zip(args, nearest.args)):
+                if any(_known_int(a) and a != old for a, old in zip(args, nearest.args)):
                     self.broadened_counters.add(graph)
                 args = tuple(a if a == old else b
                              for a, old, b in zip(args, nearest.args, broad))
@@ -959,6 +957,11 @@ def _lengths_hint(a, b):
                 "at compile time, the same on every path (a loop that builds a list "
                 "must run a number of times known at compile time)")
     return None
+
+
+def _known_int(a):
+    """An int whose value is known at compile time (a size, a loop counter)."""
+    return a.__class__ is AScalar and a.known and a.dtype == "int64"
 
 
 def _has_float_value(a):
