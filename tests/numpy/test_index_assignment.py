@@ -63,6 +63,32 @@ def lstm_like(w):
     return s
 
 
+def view_rebound_before_read(w):
+    # GradBench's lstm `predict`: x is a view of a row of s2, bound again before each
+    # read, so no write to s2 can reach it while it is read
+    s2 = np.zeros((4, 3))
+    x = np.ones(3) * w
+    for i in range(0, 4, 2):
+        (s2[i], s2[i + 1]) = (np.tanh(x * (i + 1.0)), np.cos(x * i))
+        x = s2[i]
+    return x * 2.0 + s2[3]
+
+
+def appended(v):
+    states = [v]
+    for t in range(3):
+        states.append(np.sin(states[t]) + v)
+    more = []
+    more.extend(states[1:])
+    return states[-1] * more[0] + len(more)
+
+
+def copy_of_the_argument_appended(xs, v):
+    xs = list(xs)
+    xs.append(v)
+    return xs
+
+
 def copied_argument(x):
     x = np.copy(x)
     x[0] *= 2.0
@@ -99,6 +125,9 @@ CASES = [
     (listed, (1.25,)),
     (running, (0.3,)),
     (lstm_like, (0.4,)),
+    (view_rebound_before_read, (0.4,)),
+    (appended, (0.3,)),
+    (copy_of_the_argument_appended, ([1.0, 2.0], 3.0)),
     (copied_argument, (np.array([1.0, 2.0, 3.0]),)),
     (lists_and_dicts, (5.0,)),
     (nested, (5.0,)),
@@ -144,6 +173,10 @@ def weighted_lstm(w):
     return np.sum(lstm_like(w) * np.arange(1.0, 7.0))
 
 
+def weighted_rebound(w):
+    return np.sum(view_rebound_before_read(w) * np.arange(1.0, 4.0))
+
+
 def weighted_masked(a):
     return np.sum(masked(a) * np.arange(1.0, 6.0))
 
@@ -158,7 +191,7 @@ def weighted_at(v):
 
 
 SCALAR_FUNCTIONS = [weighted_rows, weighted_running, weighted_lstm, weighted_listed,
-                    weighted_at, lists_and_dicts]
+                    weighted_at, lists_and_dicts, weighted_rebound, appended]
 
 
 def _fd(f, x, h=1e-6):
@@ -225,6 +258,32 @@ def changes_an_alias_in_a_loop(v):
 GLOBAL = np.zeros(3)
 
 
+def reads_a_view_after_a_write(v):
+    s2 = np.zeros((4, 3))
+    x = s2[0]
+    for i in range(0, 4, 2):
+        s2[i] = x + v  # the second time round, x (a view of row 0) sees the first write
+    return x
+
+
+def appends_to_an_argument(xs, v):
+    xs.append(v)
+    return xs
+
+
+def appends_to_a_held_list(v):
+    inner = [1.0]
+    outer = [inner, 2.0]
+    inner.append(v)  # outer[0] is the same list in Python
+    return outer[0]
+
+
+def appends_to_an_array(v):
+    a = np.zeros(2)
+    a.append(v)
+    return a
+
+
 def changes_a_global(v):
     GLOBAL[0] = v
     return GLOBAL
@@ -251,6 +310,13 @@ def indexes_with_an_int_array(v, idx):
     (changes_what_a_list_holds, (1.0,), MyiaSyntaxError, ["shares its value with `held`"]),
     (changes_an_alias_in_a_loop, (1.0,), MyiaSyntaxError, ["shares its value with `b`"]),
     (changes_a_global, (1.0,), MyiaSyntaxError, ["`GLOBAL` is not a variable of this function"]),
+    (reads_a_view_after_a_write, (1.0,), MyiaSyntaxError,
+     ["`s2` shares its value with `x`, which is read later"]),
+    (appends_to_an_argument, ([1.0], 1.0), MyiaSyntaxError,
+     ["cannot change `xs` with `xs.append(v)`", "holds the argument `xs`", "list(xs)"]),
+    (appends_to_a_held_list, (1.0,), MyiaSyntaxError,
+     ["cannot change `inner`", "shares its value with `outer`"]),
+    (appends_to_an_array, (1.0,), MyiaTypeError, ["`x.append(...)` needs a list, got an array"]),
     (changes_a_tuple, (1.0,), MyiaTypeError, ["'tuple' object does not support item assignment"]),
     (indexes_with_an_int_array, (1.0, np.array([0, 1])), MyiaTypeError,
      ["an array of ints as the index is not supported", "x[[0, 2]] = v"]),

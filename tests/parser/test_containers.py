@@ -218,8 +218,6 @@ def sort(xs):
 
 
 @pytest.mark.parametrize("fn, snippet, hint", [
-    (append, "xs.append(x)", "`xs = xs + [x]`"),
-    (extend, "xs.extend(ys)", "`xs = xs + ys`"),
     (pop, "xs.pop()", "`xs = xs[:-1]`"),
     (update, "d.update(e)", "`d = {**d, **other}`"),
     (sort, "xs.sort()", "np.sort"),
@@ -228,6 +226,16 @@ def test_methods_that_mutate(fn, snippet, hint):
     err = refused(fn)
     check_error(err, fn, snippet, "arrays, lists and dicts are values in Myia", f"`{snippet}`",
                 "in place", hint)
+
+
+@pytest.mark.parametrize("fn, snippet", [(append, "xs.append(x)"), (extend, "xs.extend(ys)")])
+def test_appending_to_an_argument(fn, snippet):
+    # (on a list the function made, x.append(v) is x = x + [v]: tests/numpy/
+    # test_index_assignment.py)
+    err = refused(fn)
+    check_error(err, fn, snippet, f"cannot change `xs` with `{snippet}`",
+                "holds the argument `xs`", "Python would change the caller's value in place",
+                "`xs = list(xs)`")
 
 
 def set_item(xs, x):

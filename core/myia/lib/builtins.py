@@ -231,6 +231,28 @@ def _append(t, x):
     return P.tuple_cons(x, t[::-1])[::-1]
 
 
+def list_append(x, v):
+    """`x.append(v)` as the statement `x = list_append(x, v)`: a new list, where the
+    parser has checked that no other name sees x's list (myia.parser.mutation)."""
+    checked = (x,)[_a_list(P.kind_of(x), "append")]  # (0: the check is used)
+    return P.tuple_as(_append(P.tuple_as(checked, "tuple"), v), "list")
+
+
+def list_extend(x, seq):
+    """`x.extend(seq)`: x + list(seq), as `list_append`."""
+    return list_concat((x,)[_a_list(P.kind_of(x), "extend")], seq)
+
+
+@compile_time
+def _a_list(kind, method):
+    """0 where x's kind is a list's; an error otherwise."""
+    if kind != "list":
+        raise MyiaTypeError(
+            f"`x.{method}(...)` needs a list, got {'an array' if kind is None else 'a ' + kind}",
+            hint="an array has no append: build a list and np.array(it), or np.concatenate")
+    return 0
+
+
 def list_concat(a, b):
     """a + b for the parts of a list literal (`[x, *rest]`)."""
     out = P.tuple_as(_elements(b), "tuple")
@@ -323,6 +345,10 @@ METHODS = {
 
 #: methods that would change a list or a dict in place, and what to write instead:
 #: {name: hint}, `{x}` standing for the container's text and `{args}` for the arguments
+#: methods that change a list in place, as statements: x = fn(x, arg) (see
+#: myia.parser.mutation for when that means what Python does)
+LIST_UPDATES = {"append": list_append, "extend": list_extend}
+
 MUTATING_METHODS = {
     "append": "write `{x} = {x} + [{args}]`",
     "extend": "write `{x} = {x} + {args}`",

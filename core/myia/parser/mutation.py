@@ -18,8 +18,11 @@ list, tuple or dict display (which also holds its elements' origins).  Anything 
 argument) holds the origins of the names it reads.  Branches join what each one
 leaves; a loop's body is walked twice, so what one iteration leaves is seen by the
 next.  An assignment `x[...] = v` is accepted when every origin of x is a value made
-in the function and no other name that holds one of them is read later (after the
-statement, or anywhere in a loop around it).
+in the function and no other name that holds one of them is live after it: read
+later (after the statement, or in a later iteration of a loop around it) before it
+is bound again.  So `x = s2[i]` at the end of a loop body that writes `s2[i] = ...`
+is fine: each iteration binds x again before reading it.  Names that a nested
+function or lambda reads are live everywhere (it may be called at any point).
 """
 
 import ast
@@ -43,19 +46,61 @@ NEW_FROM_METHODS = {"copy", "astype", "sum", "mean", "prod", "max", "min", "std"
 
 
 class Origin:
-    """One value's identity: a parameter, something from outside, or made at a node."""
+    """One value's identity: a parameter, something from outside, or made at a node
+    (a "container" where the node makes a list, a tuple or a dict);
+    or (kind "held", name the Origin) a value that a container holds: changing the
+    list `[a]` does not change a, changing an element of it does."""
 
-    __slots__ = ("kind", "name")
+    __slots__ = ("kind", "name", "_held")
 
     def __init__(self, kind, name):
         self.kind, self.name = kind, name
+        self._held = None
+
+    def held(self):
+        if self.kind == "held":
+            return self
+        if self._held is None:
+            self._held = Origin("held", self)
+        return self._held
+
+    def base(self):
+        return self.name if self.kind == "held" else self
 
     def __repr__(self):
         return f"<{self.kind} {self.name}>"
 
 
+def _held(origins):
+    """What a container of values of these origins holds."""
+    return frozenset(o.held() for o in origins)
+
+
+def _own(origins):
+    """The origins of the value itself (not of what it holds)."""
+    return frozenset(o for o in origins if o.kind != "held")
+
+
+def _seen(origins):
+    """Every value a holder of these origins can see: its own and what it holds."""
+    return frozenset(o.base() for o in origins)
+
+
+def list_update(stmt):
+    """(name, method, argument node) where `stmt` is `x.append(v)` or `x.extend(seq)`
+    on a name, else None."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+            and call.func.attr in ("append", "extend") \
+            and isinstance(call.func.value, ast.Name) and len(call.args) == 1 \
+            and not call.keywords and not isinstance(call.args[0], ast.Starred):
+        return call.func.value.id, call.func.attr, call.args[0]
+    return None
+
+
 def check_item_assignments(fn_node, static_object):
-    """{id of each refused `x[...]` target node of the function: (message, hint)}, and
+    """{id of each refused `x[...]` target node (or `x.append(v)` statement) of the
+    function: (message, hint)}, and
     {id of each `x op= v` statement whose x shares its value with a name read later:
     that name} (`x += v` changes an array in place in Python: see np_update.update_shared).
     `static_object(expr)` is the Python object a global expression names, or None."""
@@ -68,8 +113,7 @@ class _Walk:
         self.static_object = static_object
         self.refused = {}
         self.shared_updates = {}  # id of `x op= v`: a name sharing x's value, read later
-        self.loops = []  # the loop statements around the current statement
-        self.reads = _reads(fn_node)
+        self.live_after = _Liveness(fn_node).live_after  # id(statement) -> names
         holders = {}
         args = fn_node.args
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs,
@@ -97,27 +141,31 @@ class _Walk:
                 return self.item(s.target, holders, s)
             if isinstance(s.target, ast.Name):  # x += y: arithmetic, a new value
                 name = s.target.id
-                mine = holders.get(name, frozenset())
+                mine = _own(holders.get(name, frozenset()))
                 others = sorted(other for other, theirs in holders.items()
-                                if other != name and theirs & mine
+                                if other != name and _seen(theirs) & mine
                                 and self.read_later(other, s))
                 if others:  # (an array would change in place under them in Python)
                     self.shared_updates[id(s)] = others[0]
                 return {**holders, name: frozenset([Origin("made", name)])}
             return holders
+        update = list_update(s)
+        if update is not None:  # x.append(v): x changes, and holds v's origins too
+            name, _, arg = update
+            held = self.origins(arg, holders)
+            self.check_change(name, holders.get(name), s, holders, s, a_list=True)
+            return {**holders, name: holders.get(name, frozenset()) | _held(held)}
         if isinstance(s, ast.AnnAssign) and s.value is not None:
             return self.bind(s.target, self.origins(s.value, holders), holders, s)
         if isinstance(s, ast.If):
             return _join(self.stmts(s.body, dict(holders)), self.stmts(s.orelse, dict(holders)))
         if isinstance(s, (ast.For, ast.While)):
-            self.loops.append(s)
             state = dict(holders)
             for _ in range(2):  # what one iteration leaves, the next one sees
                 inner = dict(state)
                 if isinstance(s, ast.For):
                     inner = self.bind(s.target, self.origins(s.iter, inner), inner, s)
                 state = _join(state, self.stmts(s.body, inner))
-            self.loops.pop()
             return self.stmts(s.orelse, state)
         return holders
 
@@ -151,51 +199,49 @@ class _Walk:
             base = base.value
         if not isinstance(base, ast.Name):
             return holders  # (the parser refuses `obj.a[i] = v` on its own)
-        name = base.id
-        mine = holders.get(name)
-        if mine is None:
-            self.refused[id(target)] = (
-                f"`{name}` is not a variable of this function: assigning to its elements "
-                f"would change the value outside (Python changes it in place)",
-                f"copy it into a variable of the function first: `{name}_ = np.copy({name})`"
-                f" (or `list({name})`, `dict({name})`), then assign to `{name}_[...]`")
-            return holders
-        for o in mine:
-            if o.kind == "parameter":
-                self.refused[id(target)] = (
-                    f"`{name}` holds the argument `{o.name}`: Python would change the "
-                    f"caller's array (or list, or dict) in place, which Myia does not do",
-                    f"copy it first: `{name} = np.copy({name})` (a list: `list({name})`, "
-                    f"a dict: `dict({name})`)")
-                return holders
-            if o.kind == "outside":
-                self.refused[id(target)] = (
-                    f"`{name}` holds `{o.name}`, a value from outside this function: "
-                    f"Python would change it in place, which Myia does not do",
-                    f"copy it first: `{name} = np.copy({name})`")
-                return holders
-        others = sorted(other for other, theirs in holders.items()
-                        if other != name and theirs & mine and self.read_later(other, stmt))
-        if others:
-            self.refused[id(target)] = (
-                f"`{name}` shares its value with `{others[0]}`, which is read later: in "
-                f"Python the assignment would change `{others[0]}` too (the same array, "
-                f"a view of it, or a container holding it), which Myia does not do",
-                f"copy it before changing it: `{name} = np.copy({name})` (or "
-                f"`{name}.copy()`, `list({name})`)")
+        # (x[i][j] = v changes x[i]: x's value or one that x holds)
+        changed = self.origins(target.value, holders) if base.id in holders else None
+        self.check_change(base.id, changed, target, holders, stmt)
         return holders
 
+    def check_change(self, name, changed, key, holders, stmt, a_list=False):
+        """Refuse (under id(key)) a change in place of the value of origins `changed`
+        (through the name `name`; None: a name from outside) where Python's result
+        would differ from a new value's.  `a_list`: `x.append(v)`, x a list."""
+        copy = f"`{name} = list({name})`" if a_list else (
+            f"`{name} = np.copy({name})` (a list: `list({name})`, a dict: `dict({name})`)")
+        change = "the change" if a_list else "the assignment"
+        mine = None if changed is None else _own(changed)
+        if mine is None:
+            self.refused[id(key)] = (
+                f"`{name}` is not a variable of this function: {change} would change the "
+                f"value outside (Python changes it in place)",
+                f"copy it into a variable of the function first: "
+                f"{copy.replace(f'`{name} =', f'`{name}_ =')}, then change `{name}_`")
+            return
+        for o in mine:
+            if o.kind in ("parameter", "outside"):
+                what = (f"the argument `{o.name}`: Python would change the caller's value"
+                        if o.kind == "parameter" else
+                        f"`{o.name}`, a value from outside this function: Python would "
+                        f"change it")
+                self.refused[id(key)] = (
+                    f"`{name}` holds {what} in place, which Myia does not do",
+                    f"copy it first: {copy}")
+                return
+        others = sorted(other for other, theirs in holders.items()
+                        if other != name and _seen(theirs) & mine
+                        and self.read_later(other, stmt))
+        if others:
+            self.refused[id(key)] = (
+                f"`{name}` shares its value with `{others[0]}`, which is read later: in "
+                f"Python {change} would change `{others[0]}` too (the same array, "
+                f"a view of it, or a container holding it), which Myia does not do",
+                f"copy it before changing it: {copy}")
+
     def read_later(self, name, stmt):
-        """Whether `name` is read after `stmt` or anywhere in a loop around it."""
-        end = (stmt.end_lineno, stmt.end_col_offset)
-        for (line, col) in self.reads.get(name, ()):
-            if (line, col) > end:
-                return True
-            for loop in self.loops:
-                if (loop.lineno, loop.col_offset) <= (line, col) \
-                        <= (loop.end_lineno, loop.end_col_offset):
-                    return True
-        return False
+        """Whether `name` may be read after `stmt` before it is bound again."""
+        return name in self.live_after.get(id(stmt), ())
 
     # ---- expressions -----------------------------------------------------------------
 
@@ -215,15 +261,20 @@ class _Walk:
             parts = [p for p in (e.values if isinstance(e, ast.Dict) else e.elts)]
             held = frozenset().union(*[self.origins(
                 p.value if isinstance(p, ast.Starred) else p, holders) for p in parts])
-            return held | {Origin("made", _text(e))}
+            return _held(held) | {Origin("container", _text(e))}
         if isinstance(e, (ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp)):
-            return self.read_names(e, holders) | {Origin("made", _text(e))}
+            return _held(self.read_names(e, holders)) | {Origin("container", _text(e))}
         if isinstance(e, ast.Call):
             return self.call(e, holders)
         if isinstance(e, (ast.Subscript, ast.Attribute, ast.Starred)):
             if isinstance(e, ast.Attribute) and e.attr in ("shape", "ndim", "size", "dtype"):
                 return frozenset()
-            return self.origins(e.value, holders)
+            of = self.origins(e.value, holders)
+            if isinstance(e, ast.Subscript):  # a view of x, or an element that x holds
+                # (never a list itself: its slices are new lists)
+                return frozenset(o for o in of if o.kind != "container") | frozenset(
+                    o.name for o in of if o.kind == "held")
+            return of
         return self.read_names(e, holders)  # (an if-expression, `a or b`...: any of them)
 
     def call(self, e, holders):
@@ -241,8 +292,9 @@ class _Walk:
                 "numpy", "scipy", "math")
             if fn in (list, dict, tuple, float, int, bool) or (library and fn not in VIEWS):
                 # (`list(x)`: a new list, whose elements are x's: they are held too)
-                held = of_args if fn in (list, dict, tuple) else frozenset()
-                return held | {Origin("made", _text(e))}
+                if fn in (list, dict, tuple):
+                    return _held(of_args) | {Origin("container", _text(e))}
+                return frozenset([Origin("made", _text(e))])
             if library:
                 return of_args
         if isinstance(e.func, ast.Attribute) and e.func.attr in NEW_FROM_METHODS \
@@ -261,13 +313,80 @@ def _join(a, b):
     return {k: a.get(k, frozenset()) | b.get(k, frozenset()) for k in a.keys() | b.keys()}
 
 
-def _reads(fn_node):
-    """{name: [(line, col) of each read]} in the function (its nested functions too)."""
-    reads = {}
-    for n in ast.walk(fn_node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-            reads.setdefault(n.id, []).append((n.lineno, n.col_offset))
-    return reads
+class _Liveness:
+    """The names live after each statement of a function (read on some path from there
+    before they are bound again): a backward pass over the statements, each loop taken
+    to its fixed point, `break` and `continue` to the loop's exit and its head."""
+
+    def __init__(self, fn_node):
+        nested = [n for n in ast.walk(fn_node) if n is not fn_node and isinstance(
+            n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
+        self.always = frozenset(n.id for f in nested for n in ast.walk(f)
+                                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+        self.live_after = {}
+        self.loops = []  # (live at the exit, live at the head) of the loops around
+        body = fn_node.body if isinstance(fn_node.body, list) else []
+        self.block(body, frozenset())
+
+    def block(self, body, live):
+        for s in reversed(body):
+            live = self.stmt(s, live)
+        return live
+
+    def stmt(self, s, out):
+        """The names live before s, given those live after it."""
+        out = out | self.always
+        self.live_after[id(s)] = out
+        if isinstance(s, ast.If):
+            return _used(s.test) | self.block(s.body, out) | self.block(s.orelse, out)
+        if isinstance(s, (ast.For, ast.While)):
+            exit_ = self.block(s.orelse, out)
+            head = exit_
+            while True:  # (the sets only grow, and are finite)
+                self.loops.append((out, head))
+                body = self.block(s.body, head)
+                self.loops.pop()
+                if isinstance(s, ast.For):
+                    new = exit_ | (body - _bound(s.target)) | _used(s.target)
+                else:
+                    new = exit_ | body | _used(s.test)
+                if new == head:
+                    break
+                head = new
+            return head | (_used(s.iter) if isinstance(s, ast.For) else frozenset())
+        if isinstance(s, ast.Break):
+            return self.loops[-1][0] if self.loops else out
+        if isinstance(s, ast.Continue):
+            return self.loops[-1][1] if self.loops else out
+        if isinstance(s, (ast.Return, ast.Raise)):
+            return _used(s) | self.always
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return out - {s.name}
+        if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+            bound = frozenset().union(*[_bound(t) for t in targets])
+            used = _used(s.value) if s.value is not None else frozenset()
+            used |= frozenset().union(*[_used(t) for t in targets])  # x[i] = v reads x, i
+            if isinstance(s, ast.AugAssign):
+                used |= bound
+            return (out - bound) | used
+        return out | _used(s)  # (an expression, assert, pass...)
+
+
+def _used(node):
+    """The names an expression (or a target: `x[i]` reads x and i) reads."""
+    return frozenset(n.id for n in ast.walk(node)
+                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+
+
+def _bound(target):
+    """The names a target binds (`x`, `a, b`; not `x[i]`, which changes x)."""
+    if isinstance(target, ast.Name):
+        return frozenset([target.id])
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return frozenset().union(*[_bound(e.value if isinstance(e, ast.Starred) else e)
+                                   for e in target.elts])
+    return frozenset()
 
 
 def _assigned(body):

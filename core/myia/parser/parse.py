@@ -58,7 +58,7 @@ from .calls import CallParsing, _unknown_attribute
 from .captures import Captures
 from .expressions import ExpressionParsing
 from .loops import _COMPREHENSIONS, LoopParsing, _assignments
-from .mutation import check_item_assignments
+from .mutation import check_item_assignments, list_update
 from .resolve import (
     _NOT_STATIC, NameResolution, Resolver, _dtype_name, _global_static, _is_constant_data,
     check_not_foreign, constant_value, snapshot,
@@ -599,8 +599,25 @@ class Parser(NameResolution, ExpressionParsing, CallParsing, LoopParsing):
     def visit_Expr(self, node):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # a docstring, or a string used as a comment
+        update = list_update(node)
+        if update is not None:  # x.append(v): x = list_append(x, v), where Python agrees
+            self.update_list(node, *update)
+            return
         # Evaluated and dropped: with no side effects, the node is simply unused.
         self.expr(node.value)
+
+    def update_list(self, node, name, method, arg):
+        refused = self._mutations()[0].get(id(node))
+        loc = self.loc(node.value)
+        text = ast.unparse(node.value)
+        if refused is not None:
+            raise MyiaSyntaxError(f"cannot change `{name}` with `{text}`: {refused[0]}", loc,
+                                  hint=refused[1])
+        fn = self._operation(lib.builtins.LIST_UPDATES[method], loc, text)
+        target = ast.Name(id=name, ctx=ast.Store())
+        ast.copy_location(target, node.value.func.value)
+        self.assign(target, self.call(fn, [self.expr(node.value.func.value), self.expr(arg)],
+                                      [], loc, text))
 
     def visit_Pass(self, node):
         pass
