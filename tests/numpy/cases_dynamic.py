@@ -106,6 +106,16 @@ def gather_with_slice(x, idx):
     return x[idx, 1:3] * 3.0
 
 
+@case("gather", X, np.array([6, 0, -1, 6]), np.array([3, 0, 1, -4]))
+def gather_elements(x, rows, cols):
+    return np.sin(x[rows, cols])  # several index arrays: one position each
+
+
+@case("gather", X.reshape(2, 7, 2), np.array([[1], [6]]), np.array([0, 1, 1]), order=1)
+def gather_broadcast_pairs(x, rows, cols):
+    return x[1:, rows, cols] * x[:1, rows, cols]  # (2, 1) and (3,) broadcast to (2, 3)
+
+
 @case("gather", X, np.array([6, 2, 0, 5, 1, 4, 3]), 2)
 def permuted_batch(x, perm, i):
     return np.sin(x[perm[i:i + 3]])

@@ -231,6 +231,16 @@ def gammaln_poles(x):
     return special.gammaln(x)
 
 
+@case("multigammaln", pos(3, 4) + 1.5)
+def multigammaln_(x):
+    return special.multigammaln(x, 4)  # (a > 1.5: SciPy's condition for d = 4)
+
+
+@case("multigammaln", 2.75)
+def multigammaln_number(x):
+    return special.multigammaln(x, 3) * x
+
+
 @case("gammaln", pos(5).astype(np.float32), **F32)
 def gammaln_float32(x):
     return special.gammaln(x)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import myia
-from myia.errors import MyiaSyntaxError, MyiaTypeError, MyiaValueError
+from myia.errors import MyiaIndexError, MyiaSyntaxError, MyiaTypeError, MyiaValueError
 
 BACKENDS = ["vm", "llvm"]
 
@@ -89,6 +89,28 @@ def copy_of_the_argument_appended(xs, v):
     return xs
 
 
+def at_run_time_index_arrays(v, idx):
+    a = np.zeros(6)
+    a[idx] = v * np.arange(1.0, 5.0)  # repeated positions: the last write wins
+    a[idx] += v  # reads a[idx], writes each position once (NumPy's meaning)
+    return a
+
+
+def lower_triangles(l, rows, cols):
+    # GradBench's gmm: Ls[:, rows, cols] = l, positions known when the program runs
+    k, d = l.shape[0], 3
+    Ls = np.zeros((k, d, d))
+    Ls[:, rows, cols] = l
+    Ls[:, cols, rows] -= 0.5 * l  # and a second write through the same positions
+    return Ls
+
+
+def ints_at_run_time_positions(v, idx):
+    a = np.zeros(4, dtype=np.int64)
+    a[idx] = v  # truncated, as NumPy casts
+    return a
+
+
 def copied_argument(x):
     x = np.copy(x)
     x[0] *= 2.0
@@ -128,6 +150,10 @@ CASES = [
     (view_rebound_before_read, (0.4,)),
     (appended, (0.3,)),
     (copy_of_the_argument_appended, ([1.0, 2.0], 3.0)),
+    (at_run_time_index_arrays, (0.7, np.array([4, 1, -2, 1]))),
+    (lower_triangles, (np.arange(1.0, 7.0).reshape(2, 3), np.array([1, 2, 2]),
+                       np.array([0, 0, 1]))),
+    (ints_at_run_time_positions, (np.array([1.5, -2.7, 3.2]), np.array([3, 1, 3]))),
     (copied_argument, (np.array([1.0, 2.0, 3.0]),)),
     (lists_and_dicts, (5.0,)),
     (nested, (5.0,)),
@@ -177,6 +203,16 @@ def weighted_rebound(w):
     return np.sum(view_rebound_before_read(w) * np.arange(1.0, 4.0))
 
 
+def weighted_run_time_positions(v):
+    return np.sum(at_run_time_index_arrays(v, np.array([4, 1, -2, 1])) * np.arange(1.0, 7.0))
+
+
+def weighted_triangles(v):
+    l = np.sin(v * np.arange(1.0, 7.0)).reshape(2, 3)
+    Ls = lower_triangles(l, np.array([1, 2, 2]), np.array([0, 0, 1]))
+    return np.sum(Ls * Ls * np.arange(1.0, 19.0).reshape(2, 3, 3))
+
+
 def weighted_masked(a):
     return np.sum(masked(a) * np.arange(1.0, 6.0))
 
@@ -191,7 +227,8 @@ def weighted_at(v):
 
 
 SCALAR_FUNCTIONS = [weighted_rows, weighted_running, weighted_lstm, weighted_listed,
-                    weighted_at, lists_and_dicts, weighted_rebound, appended]
+                    weighted_at, lists_and_dicts, weighted_rebound, appended,
+                    weighted_run_time_positions, weighted_triangles]
 
 
 def _fd(f, x, h=1e-6):
@@ -295,12 +332,6 @@ def changes_a_tuple(v):
     return t
 
 
-def indexes_with_an_int_array(v, idx):
-    a = np.zeros(3)
-    a[idx] = v
-    return a
-
-
 @pytest.mark.parametrize("fn, args, error, words", [
     (returns_its_argument_changed, (np.ones(2),), MyiaSyntaxError,
      ["`x` holds the argument `x`", "x = np.copy(x)", "line"]),
@@ -318,8 +349,6 @@ def indexes_with_an_int_array(v, idx):
      ["cannot change `inner`", "shares its value with `outer`"]),
     (appends_to_an_array, (1.0,), MyiaTypeError, ["`x.append(...)` needs a list, got an array"]),
     (changes_a_tuple, (1.0,), MyiaTypeError, ["'tuple' object does not support item assignment"]),
-    (indexes_with_an_int_array, (1.0, np.array([0, 1])), MyiaTypeError,
-     ["an array of ints as the index is not supported", "x[[0, 2]] = v"]),
 ], ids=lambda v: v.__name__ if callable(v) else "")
 def test_where_python_would_differ_it_is_refused(fn, args, error, words):
     with pytest.raises(error) as e:
@@ -351,6 +380,15 @@ def out_of_bounds(v):
 def test_an_index_out_of_bounds_is_numpys_error(backend):
     with pytest.raises(MyiaValueError, match="index 5 is out of range for axis 0"):
         myia.compile(out_of_bounds, backend=backend)(1.0)
+    with pytest.raises(MyiaIndexError, match="index 3 is out of bounds for axis 2 with size 3"):
+        myia.compile(one_triangle, backend=backend)(np.ones((2, 3)), np.array([1, 2, 2]),
+                                                    np.array([0, 3, 1]))
+
+
+def one_triangle(l, rows, cols):
+    Ls = np.zeros((2, 3, 3))
+    Ls[:, rows, cols] = l
+    return Ls
 
 
 def shifts_a_shared_number(x, dx):

@@ -842,6 +842,15 @@ def _getitem_array(x, index):
     return AArray(x.dtype, out)  # (with `...`, NumPy's x[0, ...] is a 0-d array)
 
 
+@rule(P.index_kind)
+def infer_index_kind(index):
+    items = index.elements if isinstance(index, ATuple) else (index,)
+    arrays = [it for it in items if isinstance(it, AArray) and it.ndim > 0]
+    if len(items) == 1 and arrays and arrays[0].dtype == "bool":
+        return AConstant("mask")
+    return AConstant("arrays" if arrays else "basic")
+
+
 @rule(P.getitem)
 def infer_getitem(x, index):
     if isinstance(x, ATuple):

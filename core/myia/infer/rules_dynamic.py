@@ -21,7 +21,15 @@ value (a parameter: the rules of transforms index with their argument), its star
 brought them together.
 """
 
-from ..errors import MyiaShapeError, MyiaSliceBoundsError, MyiaStaticError, MyiaTypeError
+import numpy as np
+
+from ..errors import (
+    MyiaShapeError,
+    MyiaSliceBoundsError,
+    MyiaStaticError,
+    MyiaTypeError,
+    MyiaValueError,
+)
 from ..ir import Apply, Constant
 from ..prim import ops as P
 from ..prim.dynamic import checked_start
@@ -88,34 +96,51 @@ def _is_slice(it):
 
 
 def getitem_with_array(x, items):
-    """The abstract of x[items] where one item is an index array: NumPy's result for a
-    single index array among slices (its shape takes the place of its axis)."""
+    """The abstract of x[items] where some items are index arrays: NumPy's result for
+    index arrays next to each other among slices (x[idx], x[:, rows, cols]): their
+    broadcast shape takes the place of their axes."""
     arrays = [k for k, it in enumerate(items) if isinstance(it, AArray)]
-    idx = items[arrays[0]]
-    if idx.dtype == "bool":
+    for k in arrays:
+        idx = items[k]
+        if idx.dtype == "bool":
+            raise MyiaTypeError(
+                f"indexing with a boolean mask ({idx}): its result has a length known only "
+                f"at run time", hint="keep the shape with np.where(mask, x, 0), or reduce "
+                                     "with np.sum(np.where(mask, x, 0))")
+        if idx.dtype != "int64":
+            raise MyiaTypeError(f"an index array must hold integers, got {idx}")
+    if arrays != list(range(arrays[0], arrays[-1] + 1)) or not all(
+            _is_slice(it) for k, it in enumerate(items) if k not in arrays):
         raise MyiaTypeError(
-            f"indexing with a boolean mask ({idx}): its result has a length known only "
-            f"at run time", hint="keep the shape with np.where(mask, x, 0), or reduce with "
-                                 "np.sum(np.where(mask, x, 0))")
-    if idx.dtype != "int64":
-        raise MyiaTypeError(f"an index array must hold integers, got {idx}")
-    if len(arrays) > 1 or not all(_is_slice(it) for k, it in enumerate(items)
-                                  if k != arrays[0]):
-        raise MyiaTypeError(
-            f"unsupported index {', '.join(str(it) for it in items)} for an array: an "
-            f"index array goes with slices only",
-            hint="index with one integer array and slices (x[idx], x[:, idx], "
-                 "x[idx, 1:3]); take an integer index first: x[0][idx]")
+            f"unsupported index {', '.join(str(it) for it in items)} for an array: index "
+            f"arrays go next to each other, with slices",
+            hint="index with integer arrays side by side and slices (x[idx], x[:, idx], "
+                 "x[:, rows, cols]); take an integer index first: x[0][idx]")
     if len(items) > len(x.shape):
         raise MyiaShapeError(f"too many indices for an array of shape {fmt_shape(x.shape)}")
     shape = []
     for k, it in enumerate(items):
         if k == arrays[0]:
-            shape.extend(idx.shape)
-        else:
+            shape.extend(_broadcast_index_shape([items[j] for j in arrays]))
+        elif k not in arrays:
             shape.append(slice_dim(it, x.shape[k], k))
     shape.extend(x.shape[len(items):])
     return AArray(x.dtype, shape)
+
+
+def _broadcast_index_shape(arrays):
+    """The shape index arrays broadcast to (NumPy's rule; an error where they do not)."""
+    shapes = [a.shape for a in arrays]
+    if len(shapes) == 1:
+        return shapes[0]
+    if any(d is None for s in shapes for d in s):
+        raise MyiaShapeError("index arrays of unknown shape cannot be broadcast together")
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise MyiaValueError(
+            "shape mismatch: indexing arrays could not be broadcast together with shapes "
+            + " ".join(fmt_shape(s) for s in shapes)) from None
 
 
 def needs_expansion(index):
@@ -159,7 +184,12 @@ def _forward(g, loc, x, x_abs, index, index_abs):
     rest = []  # the index left for getitem: what the dynamic parts leave is ":"
     gather_at = None
     axis = 0  # the axis of x (whose rank dynamic_slice keeps) that an item indexes
-    for node, a in _items(g, loc, index, index_abs):
+    items = _items(g, loc, index, index_abs)
+    arrays = [k for k, (_, a) in enumerate(items) if isinstance(a, AArray)]
+    if len(arrays) > 1:  # x[:, rows, cols]: x with those axes as one, indexed by one array
+        x, x_abs, flat = _merge_index_arrays(g, loc, x, x_abs, items, arrays, steps)
+        items = items[:arrays[0]] + [(flat, flat.abstract)] + items[arrays[-1] + 1:]
+    for node, a in items:
         if isinstance(a, ASlice) and a.length is not None:
             if isinstance(node, Apply) and node.is_apply(P.make_dslice):
                 start = node.inputs[1]
@@ -192,6 +222,43 @@ def _forward(g, loc, x, x_abs, index, index_abs):
                      x, idx)
         steps.append((new, x))
     return steps, gather_at
+
+
+def _merge_index_arrays(g, loc, x, x_abs, items, arrays, steps):
+    """For the index arrays items[arrays] (next to each other, on the axes they index):
+    x reshaped with those axes as one (a step of `steps`), and the one index array
+    into it, sum of idx_j * stride_j, each idx_j checked against its own axis and its
+    negative values counted from the end (a gather from arange, which does both)."""
+    first = sum(1 for _, a in items[:arrays[0]]
+                if not (isinstance(a, AConstant) and a.value is None))
+    dims = tuple(x_abs.shape[first:first + len(arrays)])
+    if any(d is None for d in dims):
+        raise MyiaShapeError(f"index arrays on axes of unknown length {fmt_shape(dims)}")
+    out_shape = _broadcast_index_shape([items[k][1] for k in arrays])
+    flat_abs = AArray("int64", out_shape)
+    flat = None
+    stride = 1
+    for j in reversed(range(len(arrays))):
+        node, a = items[arrays[j]]
+        axis = first + j
+        # (an arange shaped so that gather's axis is the axis indexed: its message names it)
+        positions = _const(np.arange(dims[j]).reshape((1,) * axis + (dims[j],)), loc)
+        taken_abs = AArray("int64", (1,) * axis + a.shape)
+        taken = _typed(g, loc, taken_abs, P.gather, positions, node, _const(axis, loc))
+        checked = _typed(g, loc, AArray("int64", a.shape), P.reshape, taken,
+                         _const(a.shape, loc))
+        if stride != 1:
+            checked = _typed(g, loc, AArray("int64", a.shape), P.mul, checked,
+                             _const(stride, loc))
+        flat = checked if flat is None else _typed(g, loc, flat_abs, P.add, checked, flat)
+        stride *= dims[j]
+    if tuple(flat.abstract.shape) != tuple(out_shape):
+        flat = _typed(g, loc, flat_abs, P.broadcast_to, flat, _const(out_shape, loc))
+    merged = tuple(x_abs.shape[:first]) + (stride,) + tuple(x_abs.shape[first + len(arrays):])
+    merged_abs = AArray(x_abs.dtype, merged)
+    new = _typed(g, loc, merged_abs, P.reshape, x, _const(merged, loc))
+    steps.append((new, x))
+    return new, merged_abs, flat
 
 
 def has_ellipsis(index_abs):
@@ -259,6 +326,8 @@ def expand_getitem_grad(g, loc, x, x_abs, index, index_abs, d, out_abs):
     for new, before in reversed(steps):
         if new.is_apply(P.getitem):
             d = _typed(g, loc, before.abstract, P.getitem_grad, before, new.inputs[2], d)
+        elif new.is_apply(P.reshape):  # (axes merged for several index arrays)
+            d = _typed(g, loc, before.abstract, P.reshape, d, _const(before.abstract.shape, loc))
         else:
             zeros = _typed(g, loc, before.abstract, P.zeros_like, before)
             d = _typed(g, loc, before.abstract, P.dynamic_update_slice, zeros, d,

@@ -13,9 +13,14 @@ unchanged.
     x[[0, 2], 1] = v   lists of ints (known at compile time, as in reading): a gather
                        of v at compile-time positions; a position written twice keeps
                        the last value, as NumPy does
+    x[:, rows, cols] = v   integer arrays known at run time: the positions that
+                       x[index] reads, from an array of positions; a stable sort of
+                       them finds the last write to each (NumPy's result), which a
+                       scatter puts in place
 
-Every piece has its derivatives (where, getitem_grad, take_along_axis), so a gradient
-goes to the elements of x that were not overwritten and to v, on every backend.
+Every piece has its derivatives (where, getitem_grad, take_along_axis, scatter_add),
+so a gradient goes to the elements of x that were not overwritten and to v, on every
+backend.
 """
 
 import numpy as np
@@ -29,24 +34,16 @@ from .np_shape import _indexed_positions
 
 def setitem(x, index, v):
     """x with x[index] replaced by v: NumPy's `x[index] = v` as a new array; for a
-    list (an int known at compile time) or a dict (a key), a new list or dict.  The
-    index is one value (an int, a bool mask, a tuple...)."""
+    list (an int known at compile time) or a dict (a key), a new list or dict."""
     return (_set_array, _set_list, dict_set)[_container(P.kind_of(x))](x, index, v)
-
-
-def setitem_basic(x, index, v):
-    """`setitem` where the index is written with slices, constants or several parts
-    (`x[1:3]`, `x[i, 0]`): basic indexing, never a mask."""
-    return (_set_basic, _set_list, dict_set)[_container(P.kind_of(x))](x, index, v)
 
 
 def setitem_with(x, index, op, v, setter):
     """`x[index] op= v` (`setter`: the setitem for this kind of index): through a
     mask, np.where(mask, op(x, v), x), which reads no x[mask]; otherwise
     setter(x, index, op(x[index], v))."""
-    return (_update_at, _update_masked)[_is_mask_index(
-        P.kind_of(x), P.kind_of(index), _ndim_or_zero(x), _ndim_or_zero(index))](
-            x, index, op, v, setter)
+    return (_update_at, _update_masked)[_is_mask_index(P.kind_of(x), P.index_kind(index))](
+        x, index, op, v, setter)
 
 
 def _update_at(x, index, op, v, setter):
@@ -67,9 +64,8 @@ def _zero(value):
 
 
 @compile_time
-def _is_mask_index(x_kind, index_kind, x_ndim, index_ndim):
-    return 1 if x_kind is None and index_kind is None and x_ndim > 0 and index_ndim > 0 \
-        else 0
+def _is_mask_index(x_kind, index_kind):
+    return 1 if x_kind is None and index_kind == "mask" else 0
 
 
 def check_unshared(x, text, other):
@@ -91,12 +87,12 @@ def _is_shared_array(kind, ndim, text, other):
 
 
 def _set_array(x, index, v):
-    # (a tuple index has no rank: only a value that is not a container is asked)
-    return (_set_array_by_value, _set_basic)[_is_container(P.kind_of(index))](x, index, v)
+    return (_set_basic, _set_mask, _set_at_positions)[_way(P.index_kind(index))](x, index, v)
 
 
-def _set_array_by_value(x, index, v):
-    return (_set_basic, _set_mask)[_is_mask(P.ndim(index), P.dtype(index))](x, index, v)
+@compile_time
+def _way(index_kind):
+    return ("basic", "mask", "arrays").index(index_kind)
 
 
 def _set_list(x, index, v):
@@ -150,16 +146,29 @@ def _is_container(kind):
     return 0 if kind is None else 1
 
 
+def _set_at_positions(x, index, v):
+    ids = _positions(P.shape(x))
+    read = P.getitem(ids, index)  # (the index checked as reading checks it)
+    pos = P.reshape(read, (-1,))
+    values = P.reshape(P.astype(P.broadcast_to(v, P.shape(read)), P.dtype(x)), (-1,))
+    order = P.argsort(pos, 0)  # (stable: the writes to one position stay in order)
+    sorted_pos = P.take_along_axis(pos, order, 0)
+    sorted_values = P.take_along_axis(values, order, 0)
+    # the last write to each position: where the next one goes elsewhere (-1: none)
+    following = P.concatenate((sorted_pos[1:], P.full((1,), -1, "int64")), 0)
+    last = sorted_pos != following
+    flat = P.reshape(x, (-1,))
+    placed = P.scatter_add(P.zeros_like(flat), sorted_pos, 0,
+                           P.where(last, sorted_values, P.zeros_like(sorted_values)))
+    hit = P.scatter_add(P.full(P.shape(flat), 0, "int64"), sorted_pos, 0,
+                        P.full(P.shape(sorted_pos), 1, "int64")) > 0
+    return P.reshape(P.where(hit, placed, flat), P.shape(x))
+
+
 @compile_time
-def _is_mask(ndim, dtype):
-    """1 for an index that is a bool array (a mask), 0 for an int or an int array."""
-    if ndim > 0 and dtype != "bool":
-        raise MyiaTypeError(
-            "`x[index] = v` with an array of ints as the index is not supported: the "
-            "positions are known only when the program runs",
-            hint="write the positions in the brackets as a list (`x[[0, 2]] = v`), or "
-                 "build the array with np.where")
-    return 1 if ndim > 0 else 0
+def _positions(shape):
+    """The flat position of each element of an array of `shape`."""
+    return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
 
 
 @compile_time

@@ -1,5 +1,5 @@
 """SciPy's special functions (scipy.special): expit, logit, softmax, log_softmax,
-logsumexp, xlogy, erf, erfc, gammaln, digamma (psi).
+logsumexp, xlogy, erf, erfc, gammaln, multigammaln, digamma (psi).
 
 erf, erfc and gammaln are C functions (erf, erfc, lgamma): primitives of
 myia.prim.mathfn, with their rules there.  digamma, gammaln's derivative, has no C
@@ -15,7 +15,9 @@ numerically stable forms SciPy computes:
   (logsumexp and log_softmax take 0 for a maximum that is not finite, so that inf, -inf
   and nan give SciPy's inf, -inf and nan); log_softmax(x) = (x - m) - log(sum e^(x - m));
 - xlogy(x, y) = x log y, 0 where x == 0 and y is not nan (xlogy(0, 0) is 0), its
-  gradient in x there log y (JAX's).
+  gradient in x there log y (JAX's);
+- multigammaln(a, d) = d (d - 1) / 4 log pi + sum of gammaln(a - j / 2), j < d (d an
+  int known at compile time); nan where SciPy raises (a <= (d - 1) / 2).
 
 Semantics are SciPy's: integer and bool inputs give float64, float32 stays float32
 (xlogy of a float32 and a float64, or of a float32 and a Python float, is float64, as
@@ -33,6 +35,7 @@ import math
 import numpy as np
 from scipy import special
 
+from ..errors import MyiaValueError
 from ..prim import compile_time
 from ..prim import ops as P
 from ..prim.special import digamma as _digamma
@@ -173,6 +176,22 @@ def _log_of_sum_and_sign(s, shift):
     return P.log(P.abs(s)) + shift, P.sign(s)
 
 
+def multigammaln(a, d):
+    a = _floating(_values(a))
+    out = _log_pi_term(d)
+    for j in range(d):
+        out = out + P.gammaln(a - 0.5 * j)
+    return P.where(a > 0.5 * (d - 1), out, math.nan)
+
+
+@compile_time
+def _log_pi_term(d):
+    """d (d - 1) / 4 log pi, for d an int >= 1 (SciPy's check)."""
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+        raise MyiaValueError(f"multigammaln: d must be an int >= 1, got {d!r}")
+    return d * (d - 1) * 0.25 * math.log(math.pi)
+
+
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     a = _float_array(a)
     a = P.reshape(a, _at_least_1d(P.shape(a)))  # as SciPy: keepdims of a number is (1,)
@@ -194,6 +213,7 @@ NAMES = {
     special.erf: P.erf,
     special.erfc: P.erfc,
     special.gammaln: P.gammaln,
+    special.multigammaln: multigammaln,
     special.digamma: digamma,
     special.psi: digamma,
 }

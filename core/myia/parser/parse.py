@@ -566,9 +566,7 @@ class Parser(NameResolution, ExpressionParsing, CallParsing, LoopParsing):
         index = self._index(target.slice)
         if any(isinstance(p, ast.List) for p in parts):
             setter = lib.np_update.setitem_with_lists
-        elif isinstance(target.slice, (ast.Tuple, ast.Slice, ast.Constant)):
-            setter = lib.np_update.setitem_basic
-        else:  # (a name or an expression: an int, a mask, a key...)
+        else:
             setter = lib.np_update.setitem
         args = [holder, index, value]
         if op is not None:

@@ -149,7 +149,20 @@ def _getitem_grad(x, index, d):
     return out
 
 
+def _index_kind(index):
+    """How an index reads an array: "mask" (one bool array), "arrays" (integer arrays
+    among its items: positions known only at run time), else "basic"."""
+    items = index if isinstance(index, tuple) else (index,)
+    arrays = [it for it in items if isinstance(it, np.ndarray) and it.ndim > 0]
+    if len(items) == 1 and arrays and arrays[0].dtype == np.bool_:
+        return "mask"
+    return "arrays" if arrays else "basic"
+
+
 getitem = Primitive("getitem", _getitem, "x[index] for a tuple or an array", foldable=True)
+# (what index assignment does depends on it: myia.lib.np_update)
+index_kind = Primitive("index_kind", _index_kind,
+                       "'mask', 'arrays' or 'basic': how index reads an array", nondiff=True)
 getitem_grad = Primitive("getitem_grad", _getitem_grad,
                          "zeros like x, with the sensitivity d added at index")
 
