@@ -190,6 +190,37 @@ def test_gmm(backend, d, k, n, m):
                                    rtol=1e-8, atol=1e-10, err_msg=name)
 
 
+# ---- lstm ---------------------------------------------------------------------------
+
+
+def test_lstm(backend):
+    # GradBench's input layout (l = 2 layers, b = 7 bits per character, c = 4 steps,
+    # so that compiling stays short: the time loop is unrolled); the objective run by
+    # Python and NumPy is the reference, its gradient by central differences
+    from benchmarks.gradbench.evals.lstm import lstm_objective
+
+    rng = np.random.default_rng(31337)
+    l, b, c = 2, 7, 4
+    arrays = {"main_params": rng.normal(size=(2 * l, 4 * b)) * 0.5,
+              "extra_params": rng.normal(size=(3, b)) * 0.5,
+              "state": rng.normal(size=(2 * l, b)) * 0.5,
+              "sequence": rng.integers(0, 2, size=(c, b)).astype(float)}
+    input = runs({name: v.tolist() for name, v in arrays.items()})
+    args = tuple(arrays.values())
+    expected = lstm_objective(*args)
+    assert evaluate("lstm", "objective", input) == pytest.approx(expected, rel=1e-12)
+    got = np.array(evaluate("lstm", "jacobian", input))
+    h = 1e-6
+    want = []
+    for k in (0, 1):  # main_params, then extra_params, each row after row
+        for index in np.ndindex(args[k].shape):
+            up, down = [a.copy() for a in args], [a.copy() for a in args]
+            up[k][index] += h
+            down[k][index] -= h
+            want.append((lstm_objective(*up) - lstm_objective(*down)) / (2 * h))
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
 # ---- particle and saddle: nested AD, values from their run.py ----------------------
 
 EXPECTED = {

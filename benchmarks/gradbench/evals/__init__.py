@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 #: the modules GradBench may define, each a module of this package
-MODULES = ("hello", "lse", "gmm", "kmeans", "ode", "llsq", "det", "particle", "saddle")
+MODULES = ("hello", "lse", "gmm", "kmeans", "ode", "llsq", "det", "lstm", "particle",
+           "saddle")
 
 
 class UnknownName(LookupError):
