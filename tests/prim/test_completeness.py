@@ -47,6 +47,8 @@ KNOWN_GAPS = {
     ("concat_bounds", "llvm"): _FOLDED,
     ("concat_bounds", "cupy"): _FOLDED,
     ("is_none", "llvm"): _FOLDED,
+    ("index_kind", "llvm"): _FOLDED,
+    ("index_kind", "cupy"): _FOLDED,
     ("is_none", "cupy"): _FOLDED,
     ("python_number", "llvm"): _FOLDED,
     ("python_number", "cupy"): _FOLDED,
