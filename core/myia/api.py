@@ -113,6 +113,7 @@ class CompiledFunction:
         functools.update_wrapper(self, fn, updated=())
         if static:
             self.static = static  # the positions of the static parameters
+            self._static_header = header(fn)  # (its parameters, read once)
             self._by_static = {}  # their values -> CompiledFunction of the others
             type(self).__call__ = type(self)._static_call
 
@@ -135,7 +136,7 @@ class CompiledFunction:
         try:
             if kwargs:
                 args = bind_keywords(self.fn, args, kwargs)
-            fixed, rest = split_static(self.fn, args, self.static)
+            fixed, rest = split_static(self._static_header, args, self.static)
         except MyiaError as e:
             e.__traceback__ = None
             raise e from None

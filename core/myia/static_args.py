@@ -39,10 +39,11 @@ def static_positions(fn, static_argnums, static_argnames):
     return tuple(sorted(positions))
 
 
-def split_static(fn, args, positions):
+def split_static(fn_header, args, positions):
     """(the ((position, value), ...) of the static arguments, the other arguments):
-    each static value checked hashable, as it keys a program."""
-    _, names, defaults = header(fn)
+    each static value checked hashable, as it keys a program.  `fn_header`: the
+    function's header(fn), read once when it was compiled (not at every call)."""
+    fn_name, names, defaults = fn_header
     fixed = []
     for i in positions:
         if i < len(args):
@@ -50,13 +51,13 @@ def split_static(fn, args, positions):
         elif names[i] in defaults:
             value = defaults[names[i]]
         else:
-            raise MyiaTypeError(f"{_name(fn)}() is missing the static argument "
+            raise MyiaTypeError(f"{fn_name}() is missing the static argument "
                                 f"`{names[i]}`", hint="pass it by position or by name")
         try:
             hash(value)
         except TypeError:
             raise MyiaValueError(
-                f"the static argument `{names[i]}` of {_name(fn)} is of type "
+                f"the static argument `{names[i]}` of {fn_name} is of type "
                 f"{type(value).__name__}, which is not hashable: a static argument's "
                 f"value keys the compiled program",
                 hint="pass a number, a string, None or a tuple of those; an array is an "

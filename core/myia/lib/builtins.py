@@ -343,12 +343,13 @@ METHODS = {
     "get": dict_get,
 }
 
-#: methods that would change a list or a dict in place, and what to write instead:
-#: {name: hint}, `{x}` standing for the container's text and `{args}` for the arguments
 #: methods that change a list in place, as statements: x = fn(x, arg) (see
 #: myia.parser.mutation for when that means what Python does)
 LIST_UPDATES = {"append": list_append, "extend": list_extend}
 
+#: methods that would change a list or a dict in place, and what to write instead
+#: (append and extend too, where they are not a statement on a name: `y = x.append(v)`):
+#: {name: hint}, `{x}` standing for the container's text and `{args}` for the arguments
 MUTATING_METHODS = {
     "append": "write `{x} = {x} + [{args}]`",
     "extend": "write `{x} = {x} + {args}`",
