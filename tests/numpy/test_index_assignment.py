@@ -140,8 +140,43 @@ def int_into_float_and_back(v):
     return x
 
 
+def rotation(t):
+    """A new array, filled in: what a caller gets is its own (as in GradBench's ht)."""
+    R = np.eye(2)
+    R[0, 0] = np.cos(t)
+    R[1, 0] = np.sin(t)
+    R[0, 1] = -R[1, 0]
+    R[1, 1] = R[0, 0]
+    return R
+
+
+def axis_rotation(axis):
+    n = np.sqrt(np.sum(axis ** 2))
+
+    def normalized():  # (a closure that makes a new array)
+        R = np.zeros((2, 2))
+        R[0, 0] = axis[0] / n
+        R[1, 1] = axis[1] / n
+        return R
+
+    if n < 1e-4:
+        return np.eye(2)
+    return normalized()
+
+
+def scaled_rotations(v):
+    params = np.array([v, 2.0 * v, 0.5])
+    R = rotation(params[0])
+    R *= params[2]  # R is rotation's new array: params does not change
+    R[1, 1] = v
+    S = axis_rotation(params[:2])
+    S[0, 1] = 3.0
+    return R, S, params
+
+
 CASES = [
     (rows_and_slices, (1.5,)),
+    (scaled_rotations, (0.3,)),
     (at_run_time_positions, (0.7, 1, 2)),
     (masked, (np.array([-1.0, 0.5, 3.0, -2.0, 4.0]),)),
     (listed, (1.25,)),
@@ -222,13 +257,18 @@ def weighted_listed(v):
     return np.sum(x * np.arange(1.0, 6.0)) + np.sum(y * np.arange(1.0, 10.0).reshape(3, 3))
 
 
+def weighted_rotations(v):
+    R, S, params = scaled_rotations(v)
+    return np.sum(R * np.array([[1.0, 2.0], [3.0, 4.0]])) + np.sum(S * S) + np.sum(params)
+
+
 def weighted_at(v):
     return np.sum(at_run_time_positions(v, 1, 2) * np.arange(1.0, 21.0).reshape(4, 5))
 
 
 SCALAR_FUNCTIONS = [weighted_rows, weighted_running, weighted_lstm, weighted_listed,
                     weighted_at, lists_and_dicts, weighted_rebound, appended,
-                    weighted_run_time_positions, weighted_triangles]
+                    weighted_run_time_positions, weighted_triangles, weighted_rotations]
 
 
 def _fd(f, x, h=1e-6):
@@ -326,6 +366,43 @@ def changes_a_global(v):
     return GLOBAL
 
 
+def same(a):
+    return a
+
+
+def the_global():
+    return GLOBAL
+
+
+def changes_what_a_helper_returns(x):
+    y = same(x)  # Python: the caller's array
+    y[0] = 1.0
+    return y
+
+
+def changes_a_global_a_helper_returns(v):
+    y = the_global()
+    y[0] = v
+    return y
+
+
+def changes_what_a_closure_returns(x):
+    def get():
+        return x
+
+    y = get()
+    y[0] = 1.0
+    return y
+
+
+def changes_what_a_lambda_returns(v):
+    a = np.zeros(3)
+    get = lambda: a  # noqa: E731
+    b = get()
+    b[0] = v
+    return a
+
+
 def changes_a_tuple(v):
     t = (1.0, 2.0)
     t[0] = v
@@ -348,6 +425,14 @@ def changes_a_tuple(v):
     (appends_to_a_held_list, (1.0,), MyiaSyntaxError,
      ["cannot change `inner`", "shares its value with `outer`"]),
     (appends_to_an_array, (1.0,), MyiaTypeError, ["`x.append(...)` needs a list, got an array"]),
+    (changes_what_a_helper_returns, (np.ones(2),), MyiaSyntaxError,
+     ["`y` holds the argument `x`", "y = np.copy(y)"]),
+    (changes_a_global_a_helper_returns, (1.0,), MyiaSyntaxError,
+     ["`y` holds `GLOBAL`, a value from outside"]),
+    (changes_what_a_closure_returns, (np.ones(2),), MyiaSyntaxError,
+     ["`y` holds the argument `x`"]),
+    (changes_what_a_lambda_returns, (1.0,), MyiaSyntaxError,
+     ["`b` shares its value with `a`, which is read later"]),
     (changes_a_tuple, (1.0,), MyiaTypeError, ["'tuple' object does not support item assignment"]),
 ], ids=lambda v: v.__name__ if callable(v) else "")
 def test_where_python_would_differ_it_is_refused(fn, args, error, words):

@@ -80,6 +80,20 @@ def test_a_starred_element_concatenates():
     assert myia.compile(starred, backend="vm")(1.0, (2.0, 3.0)) == [1.0, 2.0, 3.0, 1.0]
 
 
+def starred_tuple(x, rest, shape):
+    return (x, *rest, x), (*shape, 1)
+
+
+def test_a_starred_element_of_a_tuple_concatenates():
+    assert prim_of(output_of(starred_tuple).inputs[1]) is parse(builtins.tuple_concat)
+    f = myia.compile(starred_tuple, backend="vm")
+    assert f(1.0, [2.0, 3.0], (4, 5)) == ((1.0, 2.0, 3.0, 1.0), (4, 5, 1))
+    # as a shape: weights.reshape((*weights.shape, 1))
+    g = myia.compile(lambda w: np.sum(w.reshape((*w.shape, 1)) * np.ones(3), 1))
+    np.testing.assert_array_equal(g(np.arange(6.0).reshape(2, 3)),
+                                  np.arange(6.0).reshape(2, 3) @ np.ones((3, 3)))
+
+
 # ---- comprehensions ---------------------------------------------------------------------
 
 

@@ -253,12 +253,17 @@ def _a_list(kind, method):
     return 0
 
 
-def list_concat(a, b):
-    """a + b for the parts of a list literal (`[x, *rest]`)."""
+def tuple_concat(a, b):
+    """a + b for the parts of a tuple display (`(x, *rest)`)."""
     out = P.tuple_as(_elements(b), "tuple")
     for x in _elements(a)[::-1]:
         out = P.tuple_cons(x, out)
-    return P.tuple_as(out, "list")
+    return out
+
+
+def list_concat(a, b):
+    """a + b for the parts of a list display (`[x, *rest]`)."""
+    return P.tuple_as(tuple_concat(a, b), "list")
 
 
 def dict_merge(a, b):

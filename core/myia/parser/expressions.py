@@ -42,7 +42,9 @@ class ExpressionParsing:
     # ---- operators ----------------------------------------------------------------
 
     def visit_Tuple(self, node):
-        return self.apply(P.make_tuple, *[self.expr(e) for e in node.elts], loc=self.loc(node))
+        """`(a, b)`; `(a, *rest)` is `(a,) + tuple(rest)`."""
+        return self._display(node, lib.builtins.py_tuple, lib.builtins.tuple_concat,
+                             lambda nodes, loc: self.apply(P.make_tuple, *nodes, loc=loc))
 
     def _binary_op(self, op, node):
         if isinstance(op, ast.MatMult):  # np.matmul: library code (batched, 1-d promoted)
@@ -144,21 +146,27 @@ class ExpressionParsing:
 
     def visit_List(self, node):
         """`[a, b]`; `[a, *rest]` is `[a] + list(rest)`."""
+        return self._display(node, lib.builtins.py_list, lib.builtins.list_concat,
+                             self._list_of)
+
+    def _display(self, node, convert, concat, make):
+        """A tuple or list display: runs of plain elements made by `make`, starred
+        ones converted by `convert`, the parts joined by `concat` in order."""
         loc = self.loc(node)
         parts, current = [], []
         for e in node.elts:
             if isinstance(e, ast.Starred):
                 if current:
-                    parts.append(self._list_of(current, loc))
+                    parts.append(make(current, loc))
                     current = []
-                parts.append(self._lib_call(lib.builtins.py_list, [self.expr(e.value)], loc))
+                parts.append(self._lib_call(convert, [self.expr(e.value)], loc))
             else:
                 current.append(self.expr(e))
         if current or not parts:
-            parts.append(self._list_of(current, loc))
+            parts.append(make(current, loc))
         out = parts[0]
         for part in parts[1:]:
-            out = self._lib_call(lib.builtins.list_concat, [out, part], loc)
+            out = self._lib_call(concat, [out, part], loc)
         return out
 
     def _list_of(self, nodes, loc):

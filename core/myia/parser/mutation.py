@@ -14,8 +14,13 @@ its own) when an expression makes it: arithmetic, a call of a NumPy function tha
 returns a new array (`np.zeros`, `np.copy`, `np.sin`..., not `np.reshape` or
 `np.asarray`, which may return a view or the argument), `x.copy()`, `x.astype(t)`, a
 list, tuple or dict display (which also holds its elements' origins).  Anything else
-(a name, `x[i]`, `x.T`, a view, a call of the user's function, which may return its
-argument) holds the origins of the names it reads.  Branches join what each one
+(a name, `x[i]`, `x.T`, a view) holds the origins of the names it reads.  A call of
+the user's function holds what that function may return, read from its source (a
+*summary*: its parameters, the names it reads from outside, or values it makes), with
+each parameter replaced by the call's argument; so `R = rotation(theta)` is a new
+array when `rotation` returns `np.zeros(...)` filled in, and `y = first(x)` shares x
+when `first` returns its argument.  A function without source, or a call this pass
+cannot follow, holds all of its arguments' origins and the callee's.  Branches join what each one
 leaves; a loop's body is walked twice, so what one iteration leaves is seen by the
 next.  An assignment `x[...] = v` is accepted when every origin of x is a value made
 in the function and no other name that holds one of them is live after it: read
@@ -26,6 +31,8 @@ function or lambda reads are live everywhere (it may be called at any point).
 """
 
 import ast
+import builtins
+import types
 
 import numpy as np
 
@@ -108,9 +115,71 @@ def check_item_assignments(fn_node, static_object):
     return walk.refused, walk.shared_updates
 
 
+class _Summary:
+    """What a function may return: origins of its walk (kind "parameter" for its
+    parameters, "outside" for the names it reads from outside), and its parameters."""
+
+    def __init__(self, fn_node, returns):
+        args = fn_node.args
+        self.positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+        self.named = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+        self.rest = [a.arg for a in filter(None, [args.vararg, args.kwarg])]
+        self.returns = returns
+
+
+#: summaries of the user's global functions, by code object (None: being computed,
+#: or not readable: a call of it holds all of its arguments)
+_summaries = {}
+
+
+def _global_summary(fn):
+    code = fn.__code__
+    if code in _summaries:
+        return _summaries[code]
+    _summaries[code] = None  # (a recursive call, while this one is walked)
+    from .source import find_function_ast
+    try:
+        node, _ = find_function_ast(fn)
+        summary = _Summary(node, _Walk(node, _globals_of(fn)).returns)
+    except (MyiaError, SyntaxError, RecursionError):
+        summary = None
+    _summaries[code] = summary
+    return summary
+
+
+def _globals_of(fn):
+    """static_object for the body of a global function: its globals, closure cells and
+    builtins (a local name of it is never looked up: see _Walk.call)."""
+    names = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+
+    def static(expr):
+        if isinstance(expr, ast.Name):
+            if expr.id in names:
+                try:
+                    return names[expr.id].cell_contents
+                except ValueError:
+                    return None
+            return fn.__globals__.get(expr.id, getattr(builtins, expr.id, None))
+        if isinstance(expr, ast.Attribute):
+            base = static(expr.value)
+            if isinstance(base, types.ModuleType):
+                return getattr(base, expr.attr, None)
+        return None
+    return static
+
+
+def _is_users(fn):
+    """A Python function of the user's (not NumPy's, SciPy's or Myia's)."""
+    module = getattr(fn, "__module__", None) or ""
+    return isinstance(fn, types.FunctionType) and module.split(".")[0] not in (
+        "numpy", "scipy", "math", "myia", "builtins")
+
+
 class _Walk:
     def __init__(self, fn_node, static_object):
         self.static_object = static_object
+        self.returns = frozenset()  # the origins of what the function may return
+        self.nested = {}  # id of a nested def or lambda -> its _Summary
         self.refused = {}
         self.shared_updates = {}  # id of `x op= v`: a name sharing x's value, read later
         self.live_after = _Liveness(fn_node).live_after  # id(statement) -> names
@@ -122,7 +191,10 @@ class _Walk:
         body = fn_node.body if isinstance(fn_node.body, list) else []
         self.outer = {}  # name -> its origin (one per name read from outside)
         self.local = _assigned(body) | set(holders)
-        self.stmts(body, holders)
+        if isinstance(fn_node.body, list):
+            self.stmts(body, holders)
+        else:  # a lambda
+            self.returns = self.origins(fn_node.body, holders)
 
     # ---- statements ------------------------------------------------------------------
 
@@ -157,6 +229,11 @@ class _Walk:
             return {**holders, name: holders.get(name, frozenset()) | _held(held)}
         if isinstance(s, ast.AnnAssign) and s.value is not None:
             return self.bind(s.target, self.origins(s.value, holders), holders, s)
+        if isinstance(s, ast.Return) and s.value is not None:
+            self.returns |= self.origins(s.value, holders)
+            return holders
+        if isinstance(s, ast.FunctionDef):
+            return {**holders, s.name: self.function(s)}
         if isinstance(s, ast.If):
             return _join(self.stmts(s.body, dict(holders)), self.stmts(s.orelse, dict(holders)))
         if isinstance(s, (ast.For, ast.While)):
@@ -253,8 +330,10 @@ class _Walk:
             if e.id in self.local:  # (not yet assigned here: a name error later)
                 return frozenset()
             return frozenset([self.outer.setdefault(e.id, Origin("outside", e.id))])
-        if isinstance(e, (ast.Constant, ast.Lambda, ast.JoinedStr)):
+        if isinstance(e, (ast.Constant, ast.JoinedStr)):
             return frozenset()
+        if isinstance(e, ast.Lambda):
+            return self.function(e)
         if isinstance(e, (ast.BinOp, ast.UnaryOp, ast.Compare)):
             return frozenset([Origin("made", _text(e))])
         if isinstance(e, (ast.Tuple, ast.List, ast.Dict, ast.Set)):
@@ -277,15 +356,32 @@ class _Walk:
             return of
         return self.read_names(e, holders)  # (an if-expression, `a or b`...: any of them)
 
+    def function(self, node):
+        """The origin of a nested def's or lambda's value: its summary, whose names
+        from outside are this function's names when it is called."""
+        if id(node) not in self.nested:
+            self.nested[id(node)] = _Summary(node, _Walk(node, self.static_object).returns)
+        return frozenset([Origin("function", self.nested[id(node)])])
+
     def call(self, e, holders):
         args = [a.value if isinstance(a, ast.Starred) else a for a in e.args] + \
             [k.value for k in e.keywords]
         of_args = frozenset().union(*[self.origins(a, holders) for a in args])
         fn = None
+        if isinstance(e.func, ast.Name) and (e.func.id in holders or e.func.id in self.local):
+            callee = self.origins(e.func, holders)  # a function value of this one
+            if callee and all(o.kind == "function" for o in callee):
+                return frozenset().union(*[self.apply(o.name, e, holders, local=True)
+                                           for o in callee])
+            return of_args | _seen(callee)  # (whatever it is, it may return that)
         try:
             fn = self.static_object(e.func)
         except MyiaError:
             pass
+        if _is_users(fn):
+            summary = _global_summary(fn)
+            if summary is not None:
+                return self.apply(summary, e, holders, local=False)
         if fn is not None:
             module = getattr(fn, "__module__", None) or ""
             library = isinstance(fn, np.ufunc) or module.split(".")[0] in (
@@ -303,6 +399,35 @@ class _Walk:
         if isinstance(e.func, ast.Attribute) and fn is None:
             return self.origins(e.func.value, holders) | of_args  # x.reshape(...), d.get(k)
         return of_args  # the user's function (or a transform): it may return an argument
+
+    def apply(self, summary, e, holders, local):
+        """The origins of call `e` of a function of this summary: its parameters
+        replaced by the arguments, its names from outside by this function's names (a
+        nested function) or kept outside (a global one), what it makes made here."""
+        if summary.rest or any(isinstance(a, ast.Starred) for a in e.args) \
+                or any(k.arg is None for k in e.keywords):
+            every = frozenset().union(*[self.origins(
+                a.value if isinstance(a, ast.Starred) else a, holders)
+                for a in [*e.args, *[k.value for k in e.keywords]]])
+            bound = dict.fromkeys(summary.named, every)
+        else:
+            bound = {p: self.origins(a, holders) for p, a in zip(summary.positional, e.args)}
+            bound.update((k.arg, self.origins(k.value, holders)) for k in e.keywords)
+        made = {}
+        out = frozenset()
+        for o in summary.returns:
+            base = o.base()
+            if base.kind == "parameter":
+                these = bound.get(base.name, frozenset())
+            elif base.kind == "outside":
+                these = (self.origins(ast.Name(base.name, ast.Load()), holders) if local
+                         else frozenset([Origin("outside", base.name)]))
+            elif base.kind in ("made", "container"):
+                these = frozenset([made.setdefault(base, Origin(base.kind, _text(e)))])
+            else:  # (a function value: it holds what it holds)
+                these = frozenset([base])
+            out |= _held(these) if o.kind == "held" else these
+        return out
 
     def read_names(self, e, holders):
         return frozenset().union(*[self.origins(n, holders) for n in ast.walk(e)
@@ -395,6 +520,8 @@ def _assigned(body):
         for n in ast.walk(s):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                 names.add(n.id)
+            elif isinstance(n, ast.FunctionDef):
+                names.add(n.name)
     return names
 
 
