@@ -70,8 +70,8 @@ def describe_type(value):
         return "tuple(" + ", ".join(describe_type(v) for v in value) + ")"
     if type(value).__name__ == "GradFunction":  # (Myia's: library_class said so)
         return f"a {value.mode} function (myia.{value.mode})"
-    if type(value).__name__ == "HessianFunction":
-        return "a hessian function (myia.hessian)"
+    if type(value).__name__ == "JacobianFunction":
+        return f"a {value.kind} function (myia.{value.kind})"
     if callable(value) and not isinstance(value, type):
         return "function"
     return type(value).__name__

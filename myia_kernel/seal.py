@@ -43,7 +43,8 @@ from myia.introspect import (check_compile_time_size, check_not_foreign, foreign
                              is_myia_class, library_value)
 
 #: the session's own names (bound by new_namespace; a cell cannot rebind them)
-SESSION_NAMES = ("np", "math", "grad", "value_and_grad", "jvp", "vjp", "hessian", "jet")
+SESSION_NAMES = ("np", "math", "grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev",
+                 "jacobian", "hessian", "jet")
 #: the session's modules, which a cell may import again under the same name
 SESSION_MODULES = {"np": "numpy", "math": "math"}
 #: names no cell may bind or read: the machine's modules and Python's internals
@@ -511,8 +512,8 @@ def _known(value):
         return False
 
 
-_API = frozenset({myia.grad, myia.value_and_grad, myia.jvp, myia.vjp, myia.hessian,
-                  myia.jet, myia.compile})
+_API = frozenset({myia.grad, myia.value_and_grad, myia.jvp, myia.vjp, myia.jacfwd,
+                  myia.jacrev, myia.hessian, myia.jet, myia.compile})
 
 
 def _callable_here(fn):

@@ -73,7 +73,7 @@ PREFIX = "def __cell_expr__(): return "
 STATUS_AFTER = 1.0
 STATUS_EVERY = 0.5
 WRAPPER = "__cell_expr__"
-HOST_TRANSFORMS = (myia.jvp, myia.vjp, myia.hessian, myia.jet)
+HOST_TRANSFORMS = (myia.jvp, myia.vjp, myia.jacfwd, myia.jacrev, myia.hessian, myia.jet)
 #: a line that names the python magic (a locked session refuses the whole cell)
 _PYTHON_MAGIC = re.compile(r"^\s*%{1,2}\s*python(?![\w?])", re.MULTILINE | re.IGNORECASE)
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
@@ -143,6 +143,9 @@ def new_namespace():
         "value_and_grad": myia.value_and_grad,
         "jvp": myia.jvp,
         "vjp": myia.vjp,
+        "jacfwd": myia.jacfwd,
+        "jacrev": myia.jacrev,
+        "jacobian": myia.jacobian,
         "hessian": myia.hessian,
         "jet": myia.jet,
     }
@@ -499,7 +502,7 @@ class Session(DefinitionsMixin, IntrospectionMixin):
             v = self.namespace.get(name)
             # (is_myia_class first: the name of a user's class could run its metaclass)
             if any(v is t for t in HOST_TRANSFORMS) or is_myia_class(type(v)) and \
-                    type(v).__name__ in ("HessianFunction", "_VJPFunction",
+                    type(v).__name__ in ("JacobianFunction", "_VJPFunction",
                                          "_NativeVJPFunction"):
                 return True
         return False

@@ -15,7 +15,6 @@ import numpy as np
 from . import progress
 from .ad import check_argnums, grad_graph, reverse, vjp_apply_graph
 from .ad.forward import jvp_graph, uses_forward_mode
-from .ad.hessian import hessian_graph
 from .ad.reverse import not_J_readable
 from .ad.taylor import jet_entry_graph
 from .ad.transforms import derived_transform, is_data_signature
@@ -651,40 +650,6 @@ def _jvp_function(fn):
     return _held(_intern(("jvp", fn), lambda: JVPFunction(fn)))
 
 
-class HessianFunction(_Transformed):
-    """`hessian(fn, argnums)`: the matrix of second derivatives with respect to argument
-    `argnums`, forward mode over reverse mode, as one program: `hessian_of` (written in
-    the subset, myia.ad.hessian: one jvp of the gradient per direction of the argument)
-    applied to fn.  For an argument of shape s the result has shape s + s.  Compiled
-    once per argument types, like grad; named in subset code it is that program."""
-
-    _kind_name = "hessian"
-
-    def __init__(self, fn, argnums=0):
-        if not isinstance(argnums, int) or isinstance(argnums, bool):
-            raise MyiaGradError("hessian takes a single int argnums",
-                                hint="for several arguments, take hessians one at a time")
-        super().__init__(fn)
-        self.argnums = argnums
-
-    def __myia_header__(self):
-        return self._header_checking_argnums(f"hessian_")
-
-    def _build(self, fn_graph):
-        self.__myia_header__()
-        return hessian_graph(fn_graph, self.argnums)
-
-    # (its program writes jvp: J and T of it transform its typed program)
-    def __myia_J__(self):
-        return reverse.typed_J(self.__myia_graph__())
-
-    def __myia_T__(self):
-        return tangent.static_tangent(self.__myia_graph__())
-
-    def __repr__(self):
-        return f"<myia.hessian({_fn_text(self.fn)}, argnums={self.argnums})>"
-
-
 class JetFunction(_Transformed):
     """`jet(fn, order)`: `fn(x)` and its first `order` derivatives in one forward pass of
     truncated Taylor arithmetic (`myia.ad.taylor`).  For arguments of known types it
@@ -780,19 +745,3 @@ def _zeros_like_value(x):
     if isinstance(x, tuple):
         return tuple(_zeros_like_value(e) for e in x)
     return P_zeros_like(x)
-
-
-def hessian(fn, argnums=0):
-    """The Hessian of a scalar function, forward-over-reverse (see HessianFunction).
-    hessian(f) made twice is one object, whose programs are made once."""
-    global _last_hessian
-    if _last_hessian[0] is fn and _last_hessian[1] == argnums and argnums.__class__ is int:
-        return _last_hessian[2]  # (`myia.hessian(f)(x)` in a loop: no look-up)
-    if not isinstance(argnums, int) or isinstance(argnums, bool):
-        return HessianFunction(fn, argnums)  # (which refuses it)
-    h = _held(_intern(("hessian", fn, argnums), lambda: HessianFunction(fn, argnums)))
-    _last_hessian = (fn, argnums, h)
-    return h
-
-
-_last_hessian = (None, None, None)

@@ -1,5 +1,6 @@
 """The transforms as values inside subset code, wired to the objects that build their
-programs: `grad`, `value_and_grad`, `jvp`, `vjp`, `hessian` and `jet` named in a def
+programs: `grad`, `value_and_grad`, `jvp`, `vjp`, `jacfwd`, `jacrev` (`jacobian`),
+`hessian` and `jet` named in a def
 compile to their macros (myia.ad), and the compiler's own inner transforms (T of a
 function a jvp receives, J of a closure whose program writes jvp) are transform
 objects built per signature from optimized programs, as `myia.grad`'s are.
@@ -12,12 +13,13 @@ from . import progress
 from .ad import reverse
 from .ad.forward import JVP, T_graph
 from .ad.grad import GRAD, VALUE_AND_GRAD, VJP
-from .ad.hessian import HESSIAN
+from .ad.jacobian import HESSIAN, JACFWD, JACREV
 from .ad.reverse import J_graph, not_J_readable
 from .ad.taylor import JET
 from .ad.transforms import is_data_signature, pair_values
-from .api import (_Transformed, _fn_text, _intern, _interned,
-                  _zeros_like_value, grad, hessian, jet, jvp, value_and_grad, vjp)
+from .api import (_Transformed, _fn_text, _intern, _interned, _zeros_like_value, grad, jet,
+                  jvp, value_and_grad, vjp)
+from .api_jacobian import hessian, jacfwd, jacrev
 from .infer import tangent
 from .parser.programs import header
 from .parser.resolve import register_special
@@ -30,6 +32,8 @@ def register():
     for obj, value in [(GRAD, GRAD), (grad, GRAD), (VALUE_AND_GRAD, VALUE_AND_GRAD),
                        (value_and_grad, VALUE_AND_GRAD), (JVP, JVP), (jvp, JVP),
                        (VJP, VJP), (vjp, VJP), (HESSIAN, HESSIAN), (hessian, HESSIAN),
+                       (JACFWD, JACFWD), (jacfwd, JACFWD), (JACREV, JACREV),
+                       (jacrev, JACREV),
                        (JET, JET), (jet, JET)]:
         register_special(obj, value)
     # `grad(f)` or `jet(f, k)` of a known function, in subset code, is the same

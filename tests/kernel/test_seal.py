@@ -384,6 +384,9 @@ ATTEMPTS = [
       "object of class `Evil`"),
     A("transforms", "hessian-lambda-load", "hessian(lambda a: np.load(SECRET))(1.0)", SRC,
       "cannot compile `np.load`"),
+    A("transforms", "jacfwd-open", "(jacfwd, open(SECRET).read())[1]", NAME, OPEN_UNDEFINED),
+    A("transforms", "jacrev-lambda-load", "jacrev(lambda a: np.load(SECRET))(1.0)", SRC,
+      "cannot compile `np.load`"),
     # anywhere else Python could call it (a key of max): refused
     A("transforms", "max-key-lambda", "(jvp, max([1.0, 2.0], key=lambda a: open(PWN, 'w')))",
       SYN, "a lambda cannot be evaluated here"),

@@ -45,7 +45,8 @@ def test_a_new_session_has_the_usual_names(s):
 
     ns = s.namespace
     assert ns["np"] is np and ns["math"] is math
-    for name in ("grad", "value_and_grad", "jvp", "vjp", "hessian", "jet"):
+    for name in ("grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian",
+                 "hessian", "jet"):
         assert ns[name] is getattr(myia, name)
 
 
@@ -593,6 +594,22 @@ def test_jvp_vjp_hessian_and_jet_inside_a_def_of_a_cell(s):
           "            hessian(cube)(x), jet(cube, 3)(x)[3])")
     assert ok(s, "all_of_them(2.0)").value == (12.0, 12.0, 12.0, 6.0)
     assert ok(s, "grad(lambda x: d_f(cube, x))(2.0)").value == 12.0
+
+
+def test_jacobians_in_a_cell_and_inside_a_def(s):
+    """Issue 36: jacfwd, jacrev (jacobian) and hessian with tuple argnums, JAX's shapes,
+    from an expression cell and inside a def."""
+    ok(s, "def f(x, y):\n    return np.sin(x) * y")
+    x = "np.array([0.1, 0.2])"
+    r = ok(s, f"jacfwd(f, (0, 1))({x}, 2.0)")
+    np.testing.assert_allclose(r.value[0], np.diag(2.0 * np.cos([0.1, 0.2])), rtol=1e-15)
+    np.testing.assert_allclose(r.value[1], np.sin([0.1, 0.2]), rtol=1e-15)
+    np.testing.assert_allclose(ok(s, f"jacobian(f)({x}, 2.0)").value, r.value[0], rtol=1e-15)
+    ok(s, "def rosen(x, y):\n    return (1.0 - x) ** 2 + 100.0 * (y - x * x) ** 2")
+    assert ok(s, "hessian(rosen, (0, 1))(1.0, 1.0)").value == ((802.0, -400.0),
+                                                                (-400.0, 200.0))
+    ok(s, "def trace_of(x):\n    return np.trace(jacrev(lambda z: f(z, 3.0))(x))")
+    assert ok(s, f"trace_of({x})").value == pytest.approx(3.0 * np.sum(np.cos([0.1, 0.2])))
 
 
 def test_an_int_from_a_cell_decides_a_shape_without_static_argnums(s):

@@ -2,27 +2,18 @@
 `x.shape`.  Each is the NumPy function of the same meaning, whose first argument is
 the array itself (`x.reshape(2, 3)` packs the dimensions into one tuple, as NumPy does)."""
 
-import math
-
-from ..prim import compile_time
 from ..prim import ops as P
 from .np_create import np_copy
 from .np_linalg import np_dot
 from .np_math import np_clip, np_round
 from .np_reduce import (np_all, np_any, np_argmax, np_argmin, np_cumprod, np_cumsum, np_max,
                         np_mean, np_min, np_prod, np_std, np_sum, np_trace, np_var)
-from .np_shape import (np_argsort, np_diagonal, np_ravel, np_repeat, np_reshape,
-                       np_squeeze, np_swapaxes, np_transpose)
-
-
-@compile_time
-def _size(shape):
-    """The number of elements of an array of that shape."""
-    return math.prod(shape)
+from .np_shape import (element_count, np_argsort, np_diagonal, np_ravel, np_repeat,
+                       np_reshape, np_squeeze, np_swapaxes, np_transpose)
 
 
 def array_size(a):
-    return _size(P.shape(a))
+    return element_count(P.shape(a))
 
 
 def array_astype(a, dtype):

@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import MyiaShapeError, MyiaTypeError, MyiaValueError
 from ..prim import compile_time
 from ..prim import ops as P
+from .np_shape import element_count
 
 # ---- compile-time helpers shared by several products ------------------------------------
 
@@ -29,12 +30,6 @@ from ..prim import ops as P
 def _result_dtype(dtype_a, dtype_b):
     """NumPy's promoted dtype of two operands (numbers as arrays)."""
     return np.result_type(np.dtype(dtype_a), np.dtype(dtype_b)).name
-
-
-@compile_time
-def _size(shape):
-    """The number of elements of an array of that shape."""
-    return math.prod(shape)
 
 
 @compile_time
@@ -183,8 +178,8 @@ def np_inner(a, b):
 
 
 def np_outer(a, b):
-    column = P.reshape(a, (_size(P.shape(a)), 1))
-    row = P.reshape(b, (1, _size(P.shape(b))))
+    column = P.reshape(a, (element_count(P.shape(a)), 1))
+    row = P.reshape(b, (1, element_count(P.shape(b))))
     return column * row
 
 

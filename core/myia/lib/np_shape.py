@@ -715,6 +715,22 @@ def np_c_(parts):
     return P.concatenate(tuple(cols), -1)
 
 
+@compile_time
+def element_count(shape):
+    """The number of elements of an array of that shape."""
+    return math.prod(shape)
+
+
+def np_size(a, axis=None):
+    if axis is None:
+        return element_count(P.shape(a))
+    return P.shape(a)[axis]
+
+
+def np_ndim(a):
+    return len(P.shape(a))
+
+
 def np_append(arr, values, axis=None):
     if axis is None:
         return P.concatenate((np_ravel(as_array(arr)), np_ravel(as_array(values))), 0)
@@ -732,6 +748,8 @@ NAMES = {
     np.atleast_3d: np_atleast_3d,
     np.broadcast_to: np_broadcast_to,
     np.shape: P.shape,
+    np.size: np_size,
+    np.ndim: np_ndim,
     np.transpose: np_transpose,
     np.swapaxes: np_swapaxes,
     np.moveaxis: np_moveaxis,

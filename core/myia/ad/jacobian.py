@@ -1,0 +1,150 @@
+"""Jacobians and Hessians, written in the subset: columns by jvp, rows by vjp.
+
+    jacfwd(f, k)(*args)   one jvp of f per basis vector of args[k]: columns
+    jacrev(f, k)(*args)   J(f) once, its backpropagator applied to each basis vector of
+                          the output: rows
+    hessian(f, k)(*args)  jacfwd of grad(f, k): forward over reverse
+
+As in JAX, the result for an output of shape o and an argument of shape s has shape
+o + s; with a tuple of argnums it is a tuple of such blocks (for hessian, a tuple of
+tuples: block [i][j] is d/d(arg j) of d f/d(arg i)).  Each of the `*_of` functions
+below is parsed like user code, so the derivative programs it builds are ordinary
+programs: a Jacobian inside subset code, or a derivative of one, needs nothing more.
+
+`JacobianMacro` is the value `jacfwd`, `jacrev`, `jacobian` and `hessian` name in
+subset code; `jacobian_graph` is the program `myia.jacfwd(f)` etc. compile from Python.
+"""
+
+import numpy as np
+
+from ..ir import Constant, Graph
+from ..parser import parse
+from ..prim import ops as P
+from .forward import JVP as jvp
+from .grad import GRAD as grad
+from .grad import GradMacro, check_argnums, differentiable_args
+from .reverse import J_graph
+
+
+def _basis(x, i):
+    """The i-th basis vector of the space of x (1.0 for a number)."""
+    if len(np.shape(x)) == 0:
+        return 1.0
+    return np.reshape(np.eye(x.size)[i], np.shape(x))
+
+
+def _stacked(parts, shape):
+    """The derivatives of each basis direction, one after the other, as an array of
+    `shape` (parts of shape p stacked on the last axis: p + (n,))."""
+    return np.reshape(np.stack([np.asarray(p) for p in parts], axis=-1), shape)
+
+
+def _jacfwd_one(f, k, args):
+    x = args[k]
+    zeros = tuple(P.zeros_like(a) for a in args)  # (a number's is a number)
+    columns = [jvp(f, args, zeros[:k] + (_basis(x, i),) + zeros[k + 1:])[1]
+               for i in range(np.size(x))]
+    return _stacked(columns, np.shape(columns[0]) + np.shape(x))
+
+
+def _rows(y, bprop, k, args):
+    """d y / d args[k], a row per element of y, from J(f)(*args) = (y, bprop)."""
+    x = args[k]
+    rows = [bprop(_basis(y, i))[1 + k] for i in range(np.size(y))]
+    # (rows of x's shape stacked last: s + (m,); then the output's axes brought first)
+    stacked = _stacked(rows, (np.size(x), np.size(y)))
+    return np.reshape(np.transpose(stacked), np.shape(y) + np.shape(x))
+
+
+def jacfwd_of(f, argnums, args):
+    if isinstance(argnums, int):
+        return _jacfwd_one(f, argnums, args)
+    return tuple(_jacfwd_one(f, k, args) for k in argnums)
+
+
+def jacrev_rows(y, bprop, argnums, args):
+    """The rows of jacrev, from `y, bprop = J(f)(*args)` (made by the program around:
+    one forward pass for every argnum)."""
+    if isinstance(argnums, int):
+        return _rows(y, bprop, argnums, args)
+    return tuple(_rows(y, bprop, k, args) for k in argnums)
+
+
+def hessian_of(f, argnums, args):
+    if isinstance(argnums, int):
+        return _jacfwd_one(grad(f, argnums), argnums, args)
+    return tuple(tuple(_jacfwd_one(grad(f, i), j, args) for j in argnums)
+                 for i in argnums)
+
+
+#: kind -> the subset function that computes it from (f, argnums, args); jacrev's
+#: from (y, bprop, argnums, args)
+_OF = {"jacfwd": jacfwd_of, "jacrev": jacrev_rows, "hessian": hessian_of}
+
+
+def _body(graph, kind, jf, f, argnums, args):
+    """The output of a Jacobian's program: `<kind>_of(f, argnums, args)`, or for
+    jacrev `jacrev_rows(*J(f)(*args), argnums, args)` (jf: the node of J(f))."""
+    if kind == "jacrev":
+        pair = graph.apply(jf, *args)
+        first = (graph.apply(P.tuple_getitem, pair, 0, name="out"),
+                 graph.apply(P.tuple_getitem, pair, 1, name="bprop"))
+    else:
+        first = (f,)
+    return graph.apply(Constant(parse(_OF[kind])), *first, Constant(argnums),
+                       graph.apply(P.make_tuple, *args))
+
+
+def jacobian_graph(kind, fn_graph, argnums):
+    """The program `(x1..xn) -> <kind>_of(f, argnums, (x1..xn))` of a graph without
+    free variables (what `myia.jacfwd(f, argnums)` etc. compile); the arguments at
+    argnums must be differentiable (an integer is refused at the user's parameter)."""
+    names = [p.name for p in fn_graph.parameters]
+    nums, many = check_argnums(argnums, len(names), names)
+    g = Graph(f"{kind}_{fn_graph.name}", fn_graph.loc)
+    g.flags = {"kind": "adjoint"}
+    g.defaults = dict(fn_graph.defaults)
+    params = [g.add_parameter(p.name, p.loc) for p in fn_graph.parameters]
+    args = differentiable_args(g, params, nums, fn_graph.name)
+    jf = Constant(J_graph(fn_graph)) if kind == "jacrev" else None
+    g.output = _body(g, kind, jf, Constant(fn_graph), nums if many else nums[0], args)
+    return g
+
+
+class JacobianMacro(GradMacro):
+    """`jacfwd(fn, argnums=0)` (and jacrev, hessian) as a value inside subset code:
+    like `grad`, a function of fn's arguments, whose program calls `<kind>_of`."""
+
+    writes_jvp = True  # (J of a program that calls it waits for its typed program)
+
+    def __init__(self, kind):
+        super().__init__(kind)
+        self.kind = kind
+
+    def expand(self, arity, argnums, names=None, defaults=None):
+        names = tuple(names) if names else tuple(f"x{i}" for i in range(arity))
+        key = (arity, argnums, names)
+        g = self._graphs.get(key)
+        if g is None:
+            nums, many = check_argnums(argnums, arity, names)
+            make = Graph(f"make_{self.kind}")
+            make.flags = {"kind": "adjoint", "core": True}
+            f = make.add_parameter("f")
+            make.add_parameter("argnums")
+            inner = Graph(self.kind)
+            inner.flags = {"kind": "adjoint"}
+            params = [inner.add_parameter(n) for n in names]
+            args = differentiable_args(inner, params, nums)
+            jf = inner.apply(P.J, f, name="Jf") if self.kind == "jacrev" else None
+            inner.output = _body(inner, self.kind, jf, f, nums if many else nums[0], args)
+            make.output = Constant(inner)
+            g = self._graphs[key] = make
+        return g
+
+    def __repr__(self):
+        return f"<{self.kind} macro>"
+
+
+JACFWD = JacobianMacro("jacfwd")
+JACREV = JacobianMacro("jacrev")
+HESSIAN = JacobianMacro("hessian")

@@ -1,0 +1,117 @@
+"""jacfwd, jacrev (jacobian) and hessian with JAX's shapes: o + s for an output of
+shape o and an argument of shape s; a tuple of blocks for a tuple of argnums (for
+hessian, block [i][j] = d/d(arg j) of the gradient along arg i).  Values against
+autograd, and against each other (jacfwd equals jacrev, hessian equals jacfwd of
+grad); from Python, inside subset code, and differentiated again; on vm and llvm
+(the `backend` fixture)."""
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import myia
+from myia.errors import MyiaGradError
+
+pytestmark = pytest.mark.usefixtures("backend")
+
+X = np.array([0.3, -0.5, 0.7])
+Y = np.array([[1.0, 2.0], [-3.0, 0.5]])
+
+
+def mixed(x, y):
+    """(3,), (2, 2) -> (2, 3): every block of the Jacobian is dense."""
+    return np.outer(np.sum(y, axis=1), np.sin(x)) + np.sum(x * x) * y[:, :1]
+
+
+def mixed_ag(x, y):
+    return anp.outer(anp.sum(y, axis=1), anp.sin(x)) + anp.sum(x * x) * y[:, :1]
+
+
+def rosenbrock(x, y):
+    return (1.0 - x) ** 2 + 100.0 * (y - x * x) ** 2
+
+
+def energy(x, y):
+    return np.sum(np.sin(x) ** 2) * np.sum(y ** 3) + np.sum(np.outer(x, x[:2]) * y[0])
+
+
+def energy_ag(x, y):
+    return anp.sum(anp.sin(x) ** 2) * anp.sum(y ** 3) + anp.sum(anp.outer(x, x[:2]) * y[0])
+
+
+def scalar_in(t, x):
+    return np.cos(t) * x + t * t
+
+
+@pytest.mark.parametrize("kind", ["jacfwd", "jacrev", "jacobian"])
+def test_jacobians_match_autograd_with_jaxs_shapes(kind):
+    jac = getattr(myia, kind)
+    J = jac(mixed)(X, Y)
+    assert J.shape == (2, 3, 3)
+    np.testing.assert_allclose(J, autograd.jacobian(mixed_ag)(X, Y), rtol=1e-12, atol=1e-14)
+    Jx, Jy = jac(mixed, (0, 1))(X, Y)
+    assert Jy.shape == (2, 3, 2, 2)
+    np.testing.assert_allclose(Jx, J, rtol=1e-14)
+    np.testing.assert_allclose(Jy, autograd.jacobian(mixed_ag, 1)(X, Y), rtol=1e-12,
+                               atol=1e-14)
+    # a number in, an array out; an array in, a number out
+    np.testing.assert_allclose(jac(scalar_in)(0.4, X), -np.sin(0.4) * X + 0.8, rtol=1e-13)
+    np.testing.assert_allclose(jac(scalar_in, 1)(0.4, X), np.cos(0.4) * np.eye(3), rtol=1e-14)
+    np.testing.assert_allclose(jac(energy)(X, Y), autograd.grad(energy_ag)(X, Y), rtol=1e-12)
+
+
+def test_jacfwd_and_jacrev_agree_where_autograd_is_not_asked():
+    def f(x):
+        return np.cumsum(np.tanh(x) * x[::-1]) / (1.0 + np.sum(x * x))
+
+    x = np.linspace(-1.0, 1.5, 5)
+    np.testing.assert_allclose(myia.jacfwd(f)(x), myia.jacrev(f)(x), rtol=1e-12, atol=1e-15)
+
+
+def test_hessian_of_several_arguments_gives_the_blocks():
+    H = myia.hessian(rosenbrock, (0, 1))(1.0, 1.0)
+    assert H == ((802.0, -400.0), (-400.0, 200.0))
+    assert myia.hessian(rosenbrock)(1.0, 1.0) == 802.0  # d2/dx2 only
+    Hxx, Hxy = myia.hessian(energy, (0, 1))(X, Y)[0]
+    Hyx, Hyy = myia.hessian(energy, (0, 1))(X, Y)[1]
+    assert Hxy.shape == (3, 2, 2) and Hyx.shape == (2, 2, 3)
+    for (i, j), block in {(0, 0): Hxx, (0, 1): Hxy, (1, 0): Hyx, (1, 1): Hyy}.items():
+        want = autograd.jacobian(autograd.grad(energy_ag, i), j)(X, Y)
+        np.testing.assert_allclose(block, want, rtol=1e-11, atol=1e-13)
+    # hessian = jacfwd of grad = jacrev of grad
+    np.testing.assert_allclose(Hxx, myia.jacfwd(myia.grad(energy))(X, Y), rtol=1e-13)
+    np.testing.assert_allclose(Hxx, myia.jacrev(myia.grad(energy))(X, Y), rtol=1e-12,
+                               atol=1e-14)
+
+
+def frobenius_of_jacobians(x, y):
+    return np.sum(myia.jacfwd(mixed)(x, y) * myia.jacrev(mixed, 0)(x, y))
+
+
+def test_inside_subset_code_and_differentiated_again():
+    want = np.sum(autograd.jacobian(mixed_ag)(X, Y) ** 2)
+    assert myia.compile(frobenius_of_jacobians)(X, Y) == pytest.approx(want, rel=1e-13)
+    d_want = autograd.grad(lambda x, y: anp.sum(autograd.jacobian(mixed_ag)(x, y) ** 2))(X, Y)
+    np.testing.assert_allclose(myia.grad(frobenius_of_jacobians)(X, Y), d_want, rtol=1e-11)
+    # the same through a compiled Jacobian of a Jacobian (third derivatives of mixed)
+    J2 = myia.compile(myia.jacfwd(myia.jacrev(mixed)))(X, Y)
+    np.testing.assert_allclose(J2, autograd.jacobian(autograd.jacobian(mixed_ag))(X, Y),
+                               rtol=1e-11, atol=1e-13)
+
+
+def test_a_closure_passed_to_jacobian_inside_subset_code():
+    def jacobian_of_scaled(x, a):
+        return myia.jacrev(lambda z: np.sin(z) * a)(x)
+
+    np.testing.assert_allclose(myia.compile(jacobian_of_scaled)(X, 2.0),
+                               np.diag(2.0 * np.cos(X)), rtol=1e-14)
+
+
+def test_wrong_argnums_and_integers_are_refused():
+    with pytest.raises(MyiaGradError, match="argnums 2 is out of range"):
+        myia.jacfwd(mixed, 2)(X, Y)
+    with pytest.raises(MyiaGradError, match="argnums must be an int or a tuple of ints"):
+        myia.jacrev(mixed, "x")
+    with pytest.raises(MyiaGradError, match="argument 0 .'n'. of <lambda>: it is an integer"):
+        myia.jacfwd(lambda n, x: x * n)(3, X)
