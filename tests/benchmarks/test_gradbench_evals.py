@@ -63,6 +63,40 @@ def test_det(backend, ell):
     assert not mismatches(want.tolist(), evaluate("det", "gradient", input), tolerance=1e-9)
 
 
+# ---- ht -----------------------------------------------------------------------------
+
+
+def hand_input(npts, complicated, seed=5):
+    """A small random hand of GradBench's shape (22 bones, 26 angles), as the eval's
+    JSON input: 8 vertices, 5 triangles, `npts` observed points."""
+    rng = np.random.default_rng(seed)
+    nb, nv = 22, 8
+    model = {"bone_count": nb, "bone_names": [f"b{i}" for i in range(nb)],
+             "parents": [-1] + [int(rng.integers(0, i)) for i in range(1, nb)],
+             "base_relatives": rng.normal(size=(nb, 4, 4)).tolist(),
+             "inverse_base_absolutes": rng.normal(size=(nb, 4, 4)).tolist(),
+             "base_positions": np.hstack([rng.normal(size=(nv, 3)), np.ones((nv, 1))]).tolist(),
+             "weights": rng.random((nv, nb)).tolist(),
+             "triangles": rng.integers(0, nv, (5, 3)).tolist(), "is_mirrored": False}
+    return runs({"theta": rng.normal(size=26).tolist(),
+                 "data": {"model": model,
+                          "correspondences": rng.integers(0, 5, npts).tolist(),
+                          "points": rng.normal(size=(npts, 3)).tolist()},
+                 "us": rng.random((npts, 2)).tolist() if complicated else []})
+
+
+@pytest.mark.parametrize("complicated", [False, True], ids=["simple", "complicated"])
+def test_ht_objective(backend, complicated):
+    from benchmarks.gradbench.evals import ht
+
+    input = hand_input(4, complicated)
+    # the module's upper part is plain NumPy: run by NumPy, it is the reference
+    want = np.ravel(ht.objective(*ht.arguments(input)))
+    assert len(want) == 12
+    assert not mismatches(want.tolist(), evaluate("ht", "objective", input), tolerance=1e-12)
+    assert "jacobian" not in load("ht")  # (not served yet: see the module)
+
+
 # ---- llsq ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("n,m", [(16, 5), (33, 8)])

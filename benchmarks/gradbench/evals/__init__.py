@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 #: the modules GradBench may define, each a module of this package
-MODULES = ("hello", "lse", "gmm", "kmeans", "ode", "llsq", "det", "lstm", "particle",
+MODULES = ("hello", "lse", "gmm", "kmeans", "ode", "llsq", "det", "lstm", "ht", "particle",
            "saddle")
 
 
