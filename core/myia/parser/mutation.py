@@ -37,6 +37,7 @@ import types
 import numpy as np
 
 from ..errors import MyiaError
+from .source import find_function_ast
 
 #: NumPy functions that may return a view of their argument or the argument itself
 VIEWS = {
@@ -137,7 +138,6 @@ def _global_summary(fn):
     if code in _summaries:
         return _summaries[code]
     _summaries[code] = None  # (a recursive call, while this one is walked)
-    from .source import find_function_ast
     try:
         node, _ = find_function_ast(fn)
         summary = _Summary(node, _Walk(node, _globals_of(fn)).returns)
