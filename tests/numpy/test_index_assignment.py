@@ -503,3 +503,37 @@ def test_an_augmented_assignment_of_a_shared_array_is_refused():
     text = str(e.value)
     assert "`a += v` changes an array in place in Python, and `b`" in text
     assert "test_index_assignment.py" in text and "^^^^^^" in text
+
+
+def _new_array(a):
+    return np.zeros(3)
+
+
+inner_helper = _new_array
+
+
+def outer_helper(a):
+    return inner_helper(a)
+
+
+def changes_what_outer_helper_returns(x):
+    y = outer_helper(x)
+    y[0] = 1.0
+    return y
+
+
+def changes_what_outer_helper_returns_again(x):
+    y = outer_helper(x)
+    y[0] = 1.0
+    return y
+
+
+def test_what_a_helper_returns_is_read_again_after_a_global_changes(monkeypatch):
+    # outer_helper returns what inner_helper returns: a new array, then (inner_helper
+    # rebound, as a kernel cell redefines it) its argument, which Python would change
+    x = np.ones(3)
+    np.testing.assert_array_equal(
+        myia.compile(changes_what_outer_helper_returns, backend="vm")(x), [1.0, 0.0, 0.0])
+    monkeypatch.setitem(globals(), "inner_helper", same)
+    with pytest.raises(MyiaSyntaxError, match="`y` holds the argument `x`"):
+        myia.compile(changes_what_outer_helper_returns_again, backend="vm")(x)

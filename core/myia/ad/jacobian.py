@@ -27,10 +27,11 @@ from .reverse import J_graph
 
 
 def _basis(x, i):
-    """The i-th basis vector of the space of x (1.0 for a number)."""
+    """The i-th basis vector of the space of x (1.0 for a number): one pass over its
+    elements (not a row of an identity matrix, n^2 for each of n vectors)."""
     if len(np.shape(x)) == 0:
         return 1.0
-    return np.reshape(np.eye(x.size)[i], np.shape(x))
+    return np.reshape(np.where(np.arange(x.size) == i, 1.0, 0.0), np.shape(x))
 
 
 def _stacked(parts, shape):
@@ -82,33 +83,34 @@ def hessian_of(f, argnums, args):
 _OF = {"jacfwd": jacfwd_of, "jacrev": jacrev_rows, "hessian": hessian_of}
 
 
-def _body(graph, kind, jf, f, argnums, args):
-    """The output of a Jacobian's program: `<kind>_of(f, argnums, args)`, or for
-    jacrev `jacrev_rows(*J(f)(*args), argnums, args)` (jf: the node of J(f))."""
+def _fill(graph, kind, f, jf, params, argnums, fn_name=None):
+    """Make `graph` (parameters `params`) compute `<kind>_of(f, argnums, params)`, or
+    for jacrev `jacrev_rows(*jf(*params), argnums, params)` (jf: the node of J(f));
+    the parameters at argnums must be differentiable (an integer is refused at the
+    user's parameter)."""
+    nums, many = check_argnums(argnums, len(params), [p.name for p in params])
+    args = differentiable_args(graph, params, nums, fn_name)
     if kind == "jacrev":
         pair = graph.apply(jf, *args)
         first = (graph.apply(P.tuple_getitem, pair, 0, name="out"),
                  graph.apply(P.tuple_getitem, pair, 1, name="bprop"))
     else:
         first = (f,)
-    return graph.apply(Constant(parse(_OF[kind])), *first, Constant(argnums),
-                       graph.apply(P.make_tuple, *args))
+    graph.output = graph.apply(Constant(parse(_OF[kind])), *first,
+                               Constant(nums if many else nums[0]),
+                               graph.apply(P.make_tuple, *args))
+    return graph
 
 
 def jacobian_graph(kind, fn_graph, argnums):
     """The program `(x1..xn) -> <kind>_of(f, argnums, (x1..xn))` of a graph without
-    free variables (what `myia.jacfwd(f, argnums)` etc. compile); the arguments at
-    argnums must be differentiable (an integer is refused at the user's parameter)."""
-    names = [p.name for p in fn_graph.parameters]
-    nums, many = check_argnums(argnums, len(names), names)
+    free variables (what `myia.jacfwd(f, argnums)` etc. compile)."""
     g = Graph(f"{kind}_{fn_graph.name}", fn_graph.loc)
     g.flags = {"kind": "adjoint"}
     g.defaults = dict(fn_graph.defaults)
     params = [g.add_parameter(p.name, p.loc) for p in fn_graph.parameters]
-    args = differentiable_args(g, params, nums, fn_graph.name)
     jf = Constant(J_graph(fn_graph)) if kind == "jacrev" else None
-    g.output = _body(g, kind, jf, Constant(fn_graph), nums if many else nums[0], args)
-    return g
+    return _fill(g, kind, Constant(fn_graph), jf, params, argnums, fn_graph.name)
 
 
 class JacobianMacro(GradMacro):
@@ -126,7 +128,6 @@ class JacobianMacro(GradMacro):
         key = (arity, argnums, names)
         g = self._graphs.get(key)
         if g is None:
-            nums, many = check_argnums(argnums, arity, names)
             make = Graph(f"make_{self.kind}")
             make.flags = {"kind": "adjoint", "core": True}
             f = make.add_parameter("f")
@@ -134,10 +135,8 @@ class JacobianMacro(GradMacro):
             inner = Graph(self.kind)
             inner.flags = {"kind": "adjoint"}
             params = [inner.add_parameter(n) for n in names]
-            args = differentiable_args(inner, params, nums)
             jf = inner.apply(P.J, f, name="Jf") if self.kind == "jacrev" else None
-            inner.output = _body(inner, self.kind, jf, f, nums if many else nums[0], args)
-            make.output = Constant(inner)
+            make.output = Constant(_fill(inner, self.kind, f, jf, params, argnums))
             g = self._graphs[key] = make
         return g
 

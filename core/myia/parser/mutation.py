@@ -112,7 +112,7 @@ def check_item_assignments(fn_node, static_object):
     {id of each `x op= v` statement whose x shares its value with a name read later:
     that name} (`x += v` changes an array in place in Python: see np_update.update_shared).
     `static_object(expr)` is the Python object a global expression names, or None."""
-    walk = _Walk(fn_node, static_object)
+    walk = _Walk(fn_node, static_object, {})
     return walk.refused, walk.shared_updates
 
 
@@ -128,23 +128,19 @@ class _Summary:
         self.returns = returns
 
 
-#: summaries of the user's global functions, by code object (None: being computed,
-#: or not readable: a call of it holds all of its arguments)
-_summaries = {}
-
-
-def _global_summary(fn):
-    code = fn.__code__
-    if code in _summaries:
-        return _summaries[code]
-    _summaries[code] = None  # (a recursive call, while this one is walked)
+def _global_summary(fn, summaries):
+    """The _Summary of the user's global function `fn`, or None (no source, or a call
+    of it while it is being read: a recursion).  `summaries` (fn -> its summary) lives
+    as long as one check: a function redefined since then (in a kernel) is read anew."""
+    if fn in summaries:
+        return summaries[fn]
+    summaries[fn] = None
     try:
         node, _ = find_function_ast(fn)
-        summary = _Summary(node, _Walk(node, _globals_of(fn)).returns)
+        summaries[fn] = _Summary(node, _Walk(node, _globals_of(fn), summaries).returns)
     except (MyiaError, SyntaxError, RecursionError):
-        summary = None
-    _summaries[code] = summary
-    return summary
+        pass
+    return summaries[fn]
 
 
 def _globals_of(fn):
@@ -168,16 +164,24 @@ def _globals_of(fn):
     return static
 
 
+def _package(fn):
+    return (getattr(fn, "__module__", None) or "").split(".")[0]
+
+
+#: the packages whose functions' results are known here (VIEWS and the others)
+LIBRARIES = ("numpy", "scipy", "math")
+
+
 def _is_users(fn):
     """A Python function of the user's (not NumPy's, SciPy's or Myia's)."""
-    module = getattr(fn, "__module__", None) or ""
-    return isinstance(fn, types.FunctionType) and module.split(".")[0] not in (
-        "numpy", "scipy", "math", "myia", "builtins")
+    return isinstance(fn, types.FunctionType) and _package(fn) not in (
+        *LIBRARIES, "myia", "builtins")
 
 
 class _Walk:
-    def __init__(self, fn_node, static_object):
+    def __init__(self, fn_node, static_object, summaries):
         self.static_object = static_object
+        self.summaries = summaries  # the global functions read so far (_global_summary)
         self.returns = frozenset()  # the origins of what the function may return
         self.nested = {}  # id of a nested def or lambda -> its _Summary
         self.refused = {}
@@ -360,32 +364,33 @@ class _Walk:
         """The origin of a nested def's or lambda's value: its summary, whose names
         from outside are this function's names when it is called."""
         if id(node) not in self.nested:
-            self.nested[id(node)] = _Summary(node, _Walk(node, self.static_object).returns)
+            walk = _Walk(node, self.static_object, self.summaries)
+            self.nested[id(node)] = _Summary(node, walk.returns)
         return frozenset([Origin("function", self.nested[id(node)])])
 
     def call(self, e, holders):
-        args = [a.value if isinstance(a, ast.Starred) else a for a in e.args] + \
-            [k.value for k in e.keywords]
-        of_args = frozenset().union(*[self.origins(a, holders) for a in args])
+        positional = [self.origins(a.value if isinstance(a, ast.Starred) else a, holders)
+                      for a in e.args]
+        keywords = [(k.arg, self.origins(k.value, holders)) for k in e.keywords]
+        of_args = frozenset().union(*positional, *[o for _, o in keywords])
         fn = None
         if isinstance(e.func, ast.Name) and (e.func.id in holders or e.func.id in self.local):
             callee = self.origins(e.func, holders)  # a function value of this one
             if callee and all(o.kind == "function" for o in callee):
-                return frozenset().union(*[self.apply(o.name, e, holders, local=True)
-                                           for o in callee])
+                return frozenset().union(*[
+                    self.apply(o.name, e, positional, keywords, holders, local=True)
+                    for o in callee])
             return of_args | _seen(callee)  # (whatever it is, it may return that)
         try:
             fn = self.static_object(e.func)
         except MyiaError:
             pass
         if _is_users(fn):
-            summary = _global_summary(fn)
+            summary = _global_summary(fn, self.summaries)
             if summary is not None:
-                return self.apply(summary, e, holders, local=False)
+                return self.apply(summary, e, positional, keywords, holders, local=False)
         if fn is not None:
-            module = getattr(fn, "__module__", None) or ""
-            library = isinstance(fn, np.ufunc) or module.split(".")[0] in (
-                "numpy", "scipy", "math")
+            library = isinstance(fn, np.ufunc) or _package(fn) in LIBRARIES
             if fn in (list, dict, tuple, float, int, bool) or (library and fn not in VIEWS):
                 # (`list(x)`: a new list, whose elements are x's: they are held too)
                 if fn in (list, dict, tuple):
@@ -400,19 +405,17 @@ class _Walk:
             return self.origins(e.func.value, holders) | of_args  # x.reshape(...), d.get(k)
         return of_args  # the user's function (or a transform): it may return an argument
 
-    def apply(self, summary, e, holders, local):
-        """The origins of call `e` of a function of this summary: its parameters
-        replaced by the arguments, its names from outside by this function's names (a
-        nested function) or kept outside (a global one), what it makes made here."""
-        if summary.rest or any(isinstance(a, ast.Starred) for a in e.args) \
-                or any(k.arg is None for k in e.keywords):
-            every = frozenset().union(*[self.origins(
-                a.value if isinstance(a, ast.Starred) else a, holders)
-                for a in [*e.args, *[k.value for k in e.keywords]]])
+    def apply(self, summary, e, positional, keywords, holders, local):
+        """The origins of call `e` (its arguments' origins: `positional`, and
+        `keywords` as (name or None for **d, origins)) of a function of this summary: its parameters replaced by the arguments, its names
+        from outside by this function's names (a nested function) or kept outside (a
+        global one), what it makes made here."""
+        if summary.rest or any(name is None for name, _ in keywords) \
+                or any(isinstance(a, ast.Starred) for a in e.args):
+            every = frozenset().union(*positional, *[o for _, o in keywords])
             bound = dict.fromkeys(summary.named, every)
         else:
-            bound = {p: self.origins(a, holders) for p, a in zip(summary.positional, e.args)}
-            bound.update((k.arg, self.origins(k.value, holders)) for k in e.keywords)
+            bound = {**dict(zip(summary.positional, positional)), **dict(keywords)}
         made = {}
         out = frozenset()
         for o in summary.returns:
