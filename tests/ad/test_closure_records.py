@@ -315,3 +315,29 @@ def test_J_reads_a_captured_tuple_element_by_element():
                if n.is_apply() and n.inputs[0].is_constant(P.Primitive)
                and n.inputs[0].value is P.J]
     assert J_nodes == []  # no J left for run time
+
+
+def grad_of_closure_over_a_tuple(x, pair):
+    return grad(lambda t: np.sum(t * pair[0]) * pair[1])(x)  # pair[0] * pair[1]
+
+
+def jacobian_of_closure_over_a_made_tuple(x, a):
+    pair = (a, 2.0 * a)
+    return myia.jacrev(lambda t: t * pair[0] + pair[1])(x)  # diag(a)
+
+
+@pytest.mark.usefixtures("backend")
+def test_grad_of_a_closure_capturing_a_tuple_of_data():
+    # a captured tuple of arrays and numbers is its own J, as the data in it is
+    x, a = np.array([0.5, -1.0, 2.0]), np.array([1.5, 2.0, -0.5])
+    np.testing.assert_allclose(myia.compile(grad_of_closure_over_a_tuple)(x, (a, 3.0)),
+                               3.0 * a, rtol=1e-14)
+    np.testing.assert_allclose(myia.compile(jacobian_of_closure_over_a_made_tuple)(x, a),
+                               np.diag(a), rtol=1e-14)
+    # and differentiated again: d/da of sum(a * a * b) with b = 3, and d/db
+    def again(a, b):
+        return np.sum(grad_of_closure_over_a_tuple(x, (a, b)) * a)
+
+    da, db = myia.grad(again, (0, 1))(a, 3.0)
+    np.testing.assert_allclose(da, 6.0 * a, rtol=1e-14)
+    assert db == pytest.approx(np.sum(a * a), rel=1e-14)

@@ -115,3 +115,92 @@ def test_wrong_argnums_and_integers_are_refused():
         myia.jacrev(mixed, "x")
     with pytest.raises(MyiaGradError, match="argument 0 .'n'. of <lambda>: it is an integer"):
         myia.jacfwd(lambda n, x: x * n)(3, X)
+
+
+# ---- programs as people write them (GradBench's hand tracking) ----------------------
+
+
+def rows_of(x, n):
+    # a comprehension over range(n), n static: under jvp, n is the value of a
+    # (value, tangent) pair, and must stay known where the comprehension unrolls
+    return np.stack([x * (i + 1.0) for i in range(n)])
+
+
+def rows_of_ag(x, n):
+    return anp.stack([x * (i + 1.0) for i in range(n)])
+
+
+@pytest.mark.parametrize("kind", ["jacfwd", "jacrev"])
+def test_a_static_int_that_decides_a_comprehension_stays_known(kind):
+    J = getattr(myia, kind)
+    want = autograd.jacobian(rows_of_ag)(X, 4)
+    np.testing.assert_allclose(myia.compile(J(rows_of), static_argnums=(1,))(X, 4), want,
+                               rtol=1e-14)
+
+    def inside(x, n):  # the Jacobian of a closure over the static int
+        return J(lambda z: rows_of(z, n))(x)
+
+    np.testing.assert_allclose(myia.compile(inside, static_argnums=(1,))(X, 4), want,
+                               rtol=1e-14)
+
+
+def rotation(a):
+    # updates of fresh arrays, as ADBench's hand model writes its Euler rotations
+    R = np.eye(3)
+    R[1, 1] = np.cos(a[0])
+    R[2, 1] = np.sin(a[0])
+    R[1, 2] = -R[2, 1]
+    R[2, 2] = R[1, 1]
+    S = np.eye(3)
+    S[0, 0] = np.cos(a[1])
+    S[2, 0] = np.sin(a[1])
+    S[0, 2] = -S[2, 0]
+    S[2, 2] = S[0, 0]
+    U = np.eye(3)
+    U[0, 0] = np.cos(a[2])
+    U[1, 0] = np.sin(a[2])
+    U[0, 1] = -U[1, 0]
+    U[1, 1] = U[0, 0]
+    return (U @ S) @ R
+
+
+def placed(a):
+    T = np.eye(4)
+    T[:3, :3] = rotation(a)
+    return T
+
+
+def posed(theta):
+    p = np.reshape(theta, (3, 3))
+    return np.ravel(np.stack([placed(p[i]) for i in range(3)]))
+
+
+def two_directions(theta, t):
+    return myia.jvp(posed, (theta,), (t,))[1] + myia.jvp(posed, (theta,), (2.0 * t,))[1]
+
+
+def rotation_ag(a):
+    c0, s0, c1, s1, c2, s2 = (f(a[i]) for i in range(3) for f in (anp.cos, anp.sin))
+    R = anp.array([[1.0, 0.0, 0.0], [0.0, c0, -s0], [0.0, s0, c0]])
+    S = anp.array([[c1, 0.0, -s1], [0.0, 1.0, 0.0], [s1, 0.0, c1]])
+    U = anp.array([[c2, -s2, 0.0], [s2, c2, 0.0], [0.0, 0.0, 1.0]])
+    top = anp.concatenate([(U @ S) @ R, anp.zeros((3, 1))], axis=1)
+    return anp.concatenate([top, anp.array([[0.0, 0.0, 0.0, 1.0]])], axis=0)
+
+
+def posed_ag(theta):
+    p = anp.reshape(theta, (3, 3))
+    return anp.ravel(anp.stack([rotation_ag(p[i]) for i in range(3)]))
+
+
+def test_jvps_of_a_program_of_many_updates_in_a_comprehension():
+    # the program that holds two jvps of one function also holds a copy of that
+    # function that nothing calls (only T of it is): the native backend must not
+    # compile it, nor the library code it calls as parsed
+    theta = np.linspace(-0.8, 0.9, 9)
+    t = np.cos(np.arange(9.0))
+    J = autograd.jacobian(posed_ag)(theta)
+    np.testing.assert_allclose(myia.compile(two_directions)(theta, t), 3.0 * J @ t,
+                               rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(myia.compile(myia.jacfwd(posed))(theta), J, rtol=1e-13,
+                               atol=1e-14)

@@ -513,7 +513,8 @@ class Inferrer:
             # an int known here decides a shape in the transform's program
             # (`grad(f, 1)(n, x)` with n a constant of this program): its program for
             # that value, as if n were a static argument (myia.compile's static_argnums)
-            kept = tuple(a if _known_int(a) else b for a, b in zip(args, signature))
+            # (in a jvp, the int is the value of a (value, tangent) pair)
+            kept = tuple(_keep_known_ints(a, b) for a, b in zip(args, signature))
             if kept == signature:
                 raise
             graph = t.__myia_graph_for__(kept) or t.__myia_graph__()
@@ -962,6 +963,18 @@ def _lengths_hint(a, b):
 def _known_int(a):
     """An int whose value is known at compile time (a size, a loop counter)."""
     return a.__class__ is AScalar and a.known and a.dtype == "int64"
+
+
+def _keep_known_ints(a, broad):
+    """`broad` (a broadened) with the known ints of `a` kept, in tuples too."""
+    if _known_int(a):
+        return a
+    if a.__class__ is ATuple and broad.__class__ is ATuple:
+        elements = [_keep_known_ints(x, y) for x, y in zip(a.elements, broad.elements)]
+        if all(x is y for x, y in zip(elements, broad.elements)):
+            return broad
+        return broad.with_elements(elements)
+    return broad
 
 
 def _has_float_value(a):

@@ -525,7 +525,9 @@ class Specializer:
                             and self._J_readable(pa, record):
                         c = self.J_of_value(ctx, node, self.input(ctx, p.primal), pa,
                                             record)
-                    if c is None and (not visible or isinstance(pa, (AFunction, ATuple))):
+                    # (a captured tuple of data is its own J, like the data in it)
+                    if c is None and (not visible or isinstance(pa, AFunction)
+                                      or isinstance(pa, ATuple) and not _is_data(pa)):
                         captured = None
                         break
                     captured.append(c if c is not None else self.input(ctx, p.primal))

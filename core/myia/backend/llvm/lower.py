@@ -274,6 +274,10 @@ class Lowering:
         """(graphs called in tail position, graphs called otherwise) by graph `g`
         (including the options of closures it may call)."""
         e = self._edges.get(g)
+        if e is None and g.flags.get("untyped"):
+            # a copy of a closure inference never saw called is never lowered: what
+            # it would call (library graphs left as parsed) is not part of the program
+            e = self._edges[g] = (set(), set())
         if e is None:
             tail, calls = set(), set()
             for node in self.mng.nodes(g):
