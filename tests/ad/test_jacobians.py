@@ -204,3 +204,25 @@ def test_jvps_of_a_program_of_many_updates_in_a_comprehension():
                                rtol=1e-13, atol=1e-14)
     np.testing.assert_allclose(myia.compile(myia.jacfwd(posed))(theta), J, rtol=1e-13,
                                atol=1e-14)
+
+
+def picked(x, as_matrix):
+    if as_matrix:  # a static flag: for a vector of 4, only the other branch is a program
+        return np.reshape(x, (2, 3)) * 2.0
+    return x * x
+
+
+def jvp_of_closure_over_the_flag(x, as_matrix):
+    return myia.jvp(lambda z: picked(z, as_matrix), (x,), (np.ones_like(x),))[1]
+
+
+def test_a_static_flag_that_picks_a_branch_stays_known():
+    # the transform of a closure over the flag is built for the flag's value (as for a
+    # static int that decides a shape), not for any bool: the branch it does not
+    # take cannot be typed for these shapes
+    x = np.array([0.5, -1.0, 2.0, 3.0])
+    compiled = myia.compile(jvp_of_closure_over_the_flag, static_argnums=(1,))
+    np.testing.assert_allclose(compiled(x, False), 2.0 * x, rtol=1e-15)
+    np.testing.assert_allclose(myia.compile(myia.jacfwd(picked), static_argnums=(1,))(x, False),
+                               np.diag(2.0 * x), rtol=1e-15)
+    np.testing.assert_allclose(compiled(np.arange(6.0), True), np.full((2, 3), 2.0))

@@ -53,7 +53,8 @@ from ..ad.lifting import lifted_copy, prim_arity
 from ..ad.reverse import J_graph, J_graph_if_built, lift_closure, prim_fprop
 from ..ad.transforms import is_data_signature
 from ..ir.protocol import is_transform
-from ..errors import MyiaError, MyiaGradError, MyiaShapeError, MyiaStaticError, MyiaTypeError
+from ..errors import (MyiaError, MyiaGradError, MyiaShapeError, MyiaStaticError, MyiaTypeError,
+                      MyiaValueError)
 from ..ir import Apply, Constant, Graph, Parameter, manage
 from ..ir.clone import clone, inline
 from ..prim import ops as P
@@ -509,12 +510,14 @@ class Inferrer:
         t = opt.transform
         try:
             graph = t.__myia_graph_for__(signature) or t.__myia_graph__()
-        except MyiaStaticError:
-            # an int known here decides a shape in the transform's program
-            # (`grad(f, 1)(n, x)` with n a constant of this program): its program for
-            # that value, as if n were a static argument (myia.compile's static_argnums)
-            # (in a jvp, the int is the value of a (value, tangent) pair)
-            kept = tuple(_keep_known_ints(a, b) for a, b in zip(args, signature))
+        except (MyiaTypeError, MyiaShapeError, MyiaValueError):
+            # an int or a bool known here decides a shape or a branch in the
+            # transform's program (`grad(f, 1)(n, x)` with n a constant of this
+            # program; a static flag that picks an `if`, whose other branch fails for
+            # these shapes): its program for those values, as if they were static
+            # arguments (myia.compile's static_argnums); in a jvp, they are the
+            # values of (value, tangent) pairs
+            kept = tuple(_keep_known(a, b) for a, b in zip(args, signature))
             if kept == signature:
                 raise
             graph = t.__myia_graph_for__(kept) or t.__myia_graph__()
@@ -965,12 +968,13 @@ def _known_int(a):
     return a.__class__ is AScalar and a.known and a.dtype == "int64"
 
 
-def _keep_known_ints(a, broad):
-    """`broad` (a broadened) with the known ints of `a` kept, in tuples too."""
-    if _known_int(a):
+def _keep_known(a, broad):
+    """`broad` (a broadened) with the known ints and bools of `a` kept, in tuples
+    too."""
+    if a.__class__ is AScalar and a.known and a.dtype in ("int64", "bool"):
         return a
     if a.__class__ is ATuple and broad.__class__ is ATuple:
-        elements = [_keep_known_ints(x, y) for x, y in zip(a.elements, broad.elements)]
+        elements = [_keep_known(x, y) for x, y in zip(a.elements, broad.elements)]
         if all(x is y for x, y in zip(elements, broad.elements)):
             return broad
         return broad.with_elements(elements)
