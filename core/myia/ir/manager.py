@@ -82,6 +82,17 @@ class GraphManager:
         """Graphs that appear as constants in `graph`'s nodes."""
         return list(self._s.graphs_used[graph])
 
+    def uses(self, graph):
+        """How many inputs of nodes hold the graph `graph` (its call sites, and its
+        uses as a value)."""
+        st = self._s
+        if st.uses is None:
+            st.uses = {}
+            for used in st.graphs_used.values():
+                for g, n in used.items():
+                    st.uses[g] = st.uses.get(g, 0) + n
+        return st.uses.get(graph, 0)
+
     def graph_users(self, graph):
         """Graphs whose nodes hold `graph` as a constant."""
         return [g for g, used in self._s.graphs_used.items() if graph in used]
@@ -131,7 +142,7 @@ class GraphManager:
 
 class _State:
     __slots__ = ("nodes", "users", "fv_direct", "fv_total", "graphs_used", "parents",
-                 "children", "walks")
+                 "children", "walks", "uses")
 
 
 def _compute(roots, fv_total_hint=None, walks_hint=None, edited=None):
@@ -194,6 +205,7 @@ def _compute(roots, fv_total_hint=None, walks_hint=None, edited=None):
     st.walks = reached
     st.parents = _parents(st)
     st.children = None  # {graph: graphs whose parent it is}, when first asked
+    st.uses = None  # {graph: the inputs that hold it}, when first asked
     return st
 
 
@@ -214,7 +226,7 @@ def _read_stale(graph, read, by_owner):
 def _walk(graph, by_owner):
     """The nodes owned by `graph` that its output needs, inputs before users, and
     otherwise in creation order (so that parsed code prints in source order); its
-    free variables, the graphs it uses, its edges [(input, (user, index))], and what it
+    free variables, the graphs it uses (with the number of inputs that hold each), its edges [(input, (user, index))], and what it
     read of `by_owner` ({used graph: its free variables owned by `graph`})."""
     fvs = {}
     used = {}
@@ -230,7 +242,7 @@ def _walk(graph, by_owner):
         seen.add(node)
         if isinstance(node, Constant):
             if isinstance(node.value, Graph):
-                used[node.value] = None
+                used.setdefault(node.value, 0)  # (the output: not an input)
                 # a graph returning a closure computes what the closure captures
                 needed = read[node.value] = by_owner.get(node.value, {}).get(graph, ())
                 stack.extend(needed)
@@ -244,7 +256,7 @@ def _walk(graph, by_owner):
                 edges.append((inp, (node, i)))
                 if isinstance(inp, Constant):
                     if isinstance(inp.value, Graph):
-                        used[inp.value] = None
+                        used[inp.value] = used.get(inp.value, 0) + 1
                         # the closure needs its free variables owned by this graph first
                         needed = read[inp.value] = by_owner.get(inp.value, {}).get(graph, ())
                         before.extend(needed)

@@ -415,8 +415,7 @@ def _eventual_size(g, ctx):
 
 def _uses(g, mng):
     """How many nodes hold the graph `g` (its call sites, and its uses as a value)."""
-    return sum(1 for h in mng.graph_users(g) for n in mng.nodes(h) if n.is_apply()
-               for i in n.inputs if i.__class__ is Constant and i.value is g)
+    return mng.uses(g)
 
 
 def _inlined_size(g, mng):
