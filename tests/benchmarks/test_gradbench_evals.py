@@ -94,7 +94,39 @@ def test_ht_objective(backend, complicated):
     want = np.ravel(ht.objective(*ht.arguments(input)))
     assert len(want) == 12
     assert not mismatches(want.tolist(), evaluate("ht", "objective", input), tolerance=1e-12)
-    assert "jacobian" not in load("ht")  # (not served yet: see the module)
+
+
+def hand_jacobian_by_differences(input, complicated, eps=1e-6):
+    """The Jacobian the PyTorch tool reports, by central differences of the module's
+    NumPy code: d err / d theta, and for the complicated variant first each row's
+    derivatives along its own point's u (two columns)."""
+    from benchmarks.gradbench.evals import ht
+
+    theta, us, *rest = ht.arguments(input)
+
+    def err(theta, us):
+        return np.ravel(ht.objective(theta, us, *rest))
+
+    def along(dtheta, dus):
+        return (err(theta + eps * dtheta, us + eps * dus)
+                - err(theta - eps * dtheta, us - eps * dus)) / (2 * eps)
+
+    columns = [along(e, np.zeros_like(us)) for e in np.eye(theta.size)]
+    if complicated:
+        columns = [along(np.zeros_like(theta), np.outer(np.ones(len(us)), e))
+                   for e in np.eye(2)] + columns
+    return np.stack(columns, axis=1)
+
+
+# llvm only, the tool's default (compiling the 26 jvps takes about 8 s)
+@pytest.mark.parametrize("complicated", [False, True], ids=["simple", "complicated"])
+def test_ht_jacobian(monkeypatch, complicated):
+    monkeypatch.setenv("MYIA_BACKEND", "llvm")
+    input = hand_input(3, complicated)
+    want = hand_jacobian_by_differences(input, complicated)
+    assert want.shape == (9, 28 if complicated else 26)
+    got = evaluate("ht", "jacobian", input)
+    assert not mismatches(want.tolist(), got, tolerance=1e-7)
 
 
 # ---- llsq ---------------------------------------------------------------------------

@@ -10,19 +10,23 @@ Two arguments are static (`static_argnums`, as JAX would need them): the bone co
 which decides shapes, and `parents`, passed as a tuple: `absolutes[parents[i]]`
 indexes a Python list, whose index must be known when compiling (in JAX too).
 
-Not served yet: "jacobian". `jacfwd(objective)` (what the PyTorch tool computes,
-with torch's jacobian) fails to compile: the jvps it takes lose the value of the
-static bone count (`np.zeros((nbones + 3, 3))` is then of unknown shape), a bug of
-forward mode inside compiled code with a constant int among the primals.
+"jacobian" is what the PyTorch tool computes with torch's jacobian, in forward mode:
+`myia.jacfwd` over the 26 angles theta (one jvp per angle), and for the complicated
+variant the two columns of the us part as the tool reports them (point i's error
+depends on its own u_i only, so the Jacobian's us part is block diagonal, and the
+tool keeps only each row's block: 3 x 2 per point): two jvps, along all u_i0 and all
+u_i1 at once.
 
 Cost: the lists over the points (`err` is a stack of one row per point) unroll at
-compile time: 100 points compile in about 5 s, so GradBench's smallest inputs (100
-to 200 points) are in reach, its largest (up to 100,000 points) are not.
+compile time: 100 points compile in about 5 s (the Jacobian in 12 to 15 s), so
+GradBench's smallest inputs (100 to 200 points) are in reach, its largest (up to
+100,000 points) are not.
 """
 
 import numpy as np
+from myia import jacfwd, jvp
 
-from . import Function
+from . import Function, to_list
 
 
 def to_pose_params(theta, nbones):
@@ -229,6 +233,22 @@ def objective(theta, us, nbones, parents, model, points, correspondences, triang
                           weights, mirrored, points, correspondences)
 
 
+def jacobian(theta, us, nbones, parents, model, points, correspondences, triangles,
+             complicated):
+    def errors(theta, us):
+        return np.ravel(objective(theta, us, nbones, parents, model, points,
+                                  correspondences, triangles, complicated))
+
+    by_theta = jacfwd(errors)(theta, us)
+    if complicated:
+        along_u0 = np.where(np.arange(2) == 0, 1.0, 0.0) * np.ones_like(us)
+        no_theta = np.zeros_like(theta)
+        d_u0 = jvp(errors, (theta, us), (no_theta, along_u0))[1]
+        d_u1 = jvp(errors, (theta, us), (no_theta, 1.0 - along_u0))[1]
+        return np.concatenate((np.stack((d_u0, d_u1), axis=1), by_theta), axis=1)
+    return by_theta
+
+
 def arguments(input):
     data, model = input["data"], input["data"]["model"]
     floats = lambda x: np.asarray(x, dtype=np.float64)  # noqa: E731
@@ -251,4 +271,5 @@ STATIC = (2, 3, 8)
 
 FUNCTIONS = {
     "objective": Function(objective, prepare=arguments, post=flattened, static=STATIC),
+    "jacobian": Function(jacobian, prepare=arguments, post=to_list, static=STATIC),
 }
