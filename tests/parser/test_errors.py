@@ -230,11 +230,12 @@ def test_walrus():
     check_error(refused(f), f, "y := x + 1", ":=")
 
 
-def test_starred_and_double_starred_arguments():
+def test_starred_arguments_with_keywords_and_double_starred_arguments():
     def f(t):
-        return max(*t)
+        return np.sum(*t, axis=0)
 
-    check_error(refused(f), f, "*t", "f(*args)", at="*t")
+    check_error(refused(f), f, "axis=0", "keyword arguments beside starred ones",
+                at="axis=0")
 
     def g(d):
         return max(1, **d)

@@ -17,6 +17,7 @@ rule of its own).  One module per family, each with its table `NAMES`:
                  scalar types as casts (np.float64(x), np.int64(x))
     methods      methods and attributes of arrays: `x.sum()`, `x.T`, `x.shape`...
     np_update    `x[index] = v` as a new array (and a new list or dict)
+    unpacking    `f(*args)`: a call whose arguments come from a tuple
     scipy_special  scipy.special: expit, logit, softmax, log_softmax, logsumexp, xlogy,
                  erf, erfc, gammaln, digamma (psi); merged by `lookup` once the user's
                  code has imported scipy.special (importing it here would add 150-200
@@ -30,7 +31,8 @@ constant; with a value known only at run time, they are a located error.
 
 import sys
 
-from . import builtins, methods, np_create, np_linalg, np_math, np_reduce, np_shape, np_update
+from . import (builtins, methods, np_create, np_linalg, np_math, np_reduce, np_shape,
+               np_update, unpacking)
 
 
 def _merge(*tables):

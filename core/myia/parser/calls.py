@@ -26,10 +26,11 @@ class CallParsing:
 
     def visit_Call(self, node):
         loc = self.loc(node)
-        for a in node.args:
-            if isinstance(a, ast.Starred):
-                raise self.refuse(a, "starred arguments (`f(*args)`) are",
-                                  "pass the arguments one by one")
+        starred = [a for a in node.args if isinstance(a, ast.Starred)]
+        if starred and node.keywords:
+            raise self.refuse(node.keywords[0], "keyword arguments beside starred ones "
+                              "(`f(*args, k=v)`) are", "pass the keyword's value by "
+                              "position, or the starred arguments one by one")
         for k in node.keywords:
             if k.arg is None:
                 raise self.refuse(k, "`**kwargs` arguments are",
@@ -47,8 +48,23 @@ class CallParsing:
             if not isinstance(self._static_object(func.value), types.ModuleType):
                 return self._method_call(node, func, keywords, loc, text)
         fn = self.used(func, as_callee=True)
+        if starred:
+            packed = self._packed(node.args, node)
+            graph = fn.value if isinstance(fn, Constant) else None
+            if isinstance(graph, Graph) and graph.flags.get("varargs"):
+                # `def g(a, *rest)`: rest gets what follows the named parameters
+                named = Constant(len(graph.param_names) - 1, loc)
+                return self._lib_call(lib.unpacking.call_into_rest, [fn, packed, named],
+                                      loc)
+            return self._lib_call(lib.unpacking.call_unpacked, [fn, packed], loc)
         args = [self.argument(a) for a in node.args]
         return self.call(fn, args, keywords, loc, text)
+
+    def _packed(self, args, node):
+        """The tuple of the positional arguments `args` of a call, some starred
+        (`f(a, *rest)`: the tuple display `(a, *rest)`)."""
+        return self.visit_Tuple(ast.copy_location(ast.Tuple(elts=args, ctx=ast.Load()),
+                                                  node))
 
     def argument(self, node):
         """The node of `node`, an argument of a call (a closure named there is used by
@@ -95,6 +111,9 @@ class CallParsing:
         if attr not in lib.ARRAY_METHODS:
             if attr in lib.CONTAINER_METHODS:
                 fn = self._operation(lib.CONTAINER_METHODS[attr], loc, text)
+                if any(isinstance(a, ast.Starred) for a in node.args):
+                    packed = self._packed([func.value, *node.args], node)
+                    return self._lib_call(lib.unpacking.call_unpacked, [fn, packed], loc)
                 args = [self.expr(func.value)] + [self.expr(a) for a in node.args]
                 return self.call(fn, args, keywords, loc, text)
             if attr in lib.MUTATING_METHODS:
@@ -107,6 +126,11 @@ class CallParsing:
             raise _unknown_attribute(func, self.loc(func))
         base = self.expr(func.value)
         fn = self._operation(lib.ARRAY_METHODS[attr], loc, text)
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            if attr in ("reshape", "transpose"):  # x.reshape(*shape): the shape
+                return self.call(fn, [base, self._packed(node.args, node)], [], loc, text)
+            packed = self._packed([func.value, *node.args], node)
+            return self._lib_call(lib.unpacking.call_unpacked, [fn, packed], loc)
         args = [self.expr(a) for a in node.args]
         if attr in ("reshape", "transpose") and len(args) > 1:
             args = [self.apply(P.make_tuple, *args, loc=loc)]  # x.reshape(2, 3)

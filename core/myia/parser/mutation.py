@@ -84,6 +84,13 @@ def _held(origins):
     return frozenset(o.held() for o in origins)
 
 
+def _element(origins):
+    """The origins of x[i] for x of these origins: a view of x, or an element that x
+    holds (never a list itself: its slices are new lists)."""
+    return frozenset(o for o in origins if o.kind != "container") | frozenset(
+        o.name for o in origins if o.kind == "held")
+
+
 def _own(origins):
     """The origins of the value itself (not of what it holds)."""
     return frozenset(o for o in origins if o.kind != "held")
@@ -354,9 +361,7 @@ class _Walk:
                 return frozenset()
             of = self.origins(e.value, holders)
             if isinstance(e, ast.Subscript):  # a view of x, or an element that x holds
-                # (never a list itself: its slices are new lists)
-                return frozenset(o for o in of if o.kind != "container") | frozenset(
-                    o.name for o in of if o.kind == "held")
+                return _element(of)
             return of
         return self.read_names(e, holders)  # (an if-expression, `a or b`...: any of them)
 
@@ -369,8 +374,9 @@ class _Walk:
         return frozenset([Origin("function", self.nested[id(node)])])
 
     def call(self, e, holders):
-        positional = [self.origins(a.value if isinstance(a, ast.Starred) else a, holders)
-                      for a in e.args]
+        # (`f(*t)`: each argument is an element of t)
+        positional = [_element(self.origins(a.value, holders)) if isinstance(a, ast.Starred)
+                      else self.origins(a, holders) for a in e.args]
         keywords = [(k.arg, self.origins(k.value, holders)) for k in e.keywords]
         of_args = frozenset().union(*positional, *[o for _, o in keywords])
         fn = None
