@@ -162,9 +162,10 @@ def magic_help_cmd(session, line):
         "                      jacfwd, jacrev (= jacobian)\n"
         "  jet(f, order=5)(x)  f and its first 5 derivatives (Taylor mode)\n"
         "                      (all of them work inside a def too, nested in any order)\n"
+        "  stop_gradient(y)    y, held constant by every derivative\n"
         "  f?                  help on a name\n"
         "Already there: np, math, grad, value_and_grad, jvp, vjp, jacfwd, jacrev,\n"
-        "jacobian, hessian, jet.\n"
+        "jacobian, hessian, jet, stop_gradient.\n"
         "A compile that takes more than a second shows the stage it is in.\n"
         + _limits_text(session) + "\n"
         "Magics:\n" + "\n".join(rows))

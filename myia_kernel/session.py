@@ -148,6 +148,7 @@ def new_namespace():
         "jacobian": myia.jacobian,
         "hessian": myia.hessian,
         "jet": myia.jet,
+        "stop_gradient": myia.stop_gradient,
     }
 
 

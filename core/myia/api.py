@@ -414,6 +414,18 @@ def grad(fn, argnums=0):
     return _interned(fn, argnums, "grad")
 
 
+def stop_gradient(x):
+    """`x`, held constant by every derivative: grad, jvp, vjp, jet, the Jacobians and
+    their nestings see a derivative of zero through it (JAX's `jax.lax.stop_gradient`),
+    in subset code and from Python alike.  `x` may be a number, an array or a
+    container of them.
+
+        >>> myia.grad(lambda x: x * myia.stop_gradient(x))(3.0)
+        3.0
+    """
+    return x
+
+
 def value_and_grad(fn, argnums=0):
     """Like `grad`, returning `(fn(*args), gradient)`."""
     return _interned(fn, argnums, "value_and_grad")

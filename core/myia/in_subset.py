@@ -18,12 +18,13 @@ from .ad.reverse import J_graph, not_J_readable
 from .ad.taylor import JET
 from .ad.transforms import is_data_signature, pair_values
 from .api import (_Transformed, _fn_text, _intern, _interned, _zeros_like_value, grad, jet,
-                  jvp, value_and_grad, vjp)
+                  jvp, stop_gradient, value_and_grad, vjp)
 from .api_jacobian import hessian, jacfwd, jacrev
 from .infer import tangent
 from .parser.programs import header
 from .parser.resolve import register_special
 from .pipeline import optimized_for
+from .prim import ops as P
 
 
 def register():
@@ -36,6 +37,7 @@ def register():
                        (jacrev, JACREV),
                        (JET, JET), (jet, JET)]:
         register_special(obj, value)
+    register_special(stop_gradient, P.stop_gradient)  # (its derivative is zero)
     # `grad(f)` or `jet(f, k)` of a known function, in subset code, is the same
     # transform as from Python (inference builds its program per call signature)
     GRAD.static_transform = lambda fn, argnums: _interned(fn, argnums, "grad")

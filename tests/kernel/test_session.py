@@ -46,7 +46,7 @@ def test_a_new_session_has_the_usual_names(s):
     ns = s.namespace
     assert ns["np"] is np and ns["math"] is math
     for name in ("grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian",
-                 "hessian", "jet"):
+                 "hessian", "jet", "stop_gradient"):
         assert ns[name] is getattr(myia, name)
 
 
@@ -610,6 +610,14 @@ def test_jacobians_in_a_cell_and_inside_a_def(s):
                                                                 (-400.0, 200.0))
     ok(s, "def trace_of(x):\n    return np.trace(jacrev(lambda z: f(z, 3.0))(x))")
     assert ok(s, f"trace_of({x})").value == pytest.approx(3.0 * np.sum(np.cos([0.1, 0.2])))
+
+
+def test_stop_gradient_in_a_cell_and_inside_a_def(s):
+    """Issue 36: stop_gradient holds a value constant for every derivative."""
+    ok(s, "def f(x):\n    return x * stop_gradient(x)")
+    assert ok(s, "grad(f)(3.0)").value == 3.0
+    assert ok(s, "hessian(f)(3.0)").value == 0.0
+    assert ok(s, "stop_gradient(2.0) * grad(f)(2.0)").value == 4.0
 
 
 def test_an_int_from_a_cell_decides_a_shape_without_static_argnums(s):

@@ -952,6 +952,11 @@ def infer_differentiable(x, what):
     return x
 
 
+@rule(P.stop_gradient)
+def infer_stop_gradient(x):
+    return x
+
+
 @rule(P.range_bound)
 def infer_range_bound(n, what, hint):
     """n, an int (or a bool): a float or an array is refused, as Python refuses it."""

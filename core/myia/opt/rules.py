@@ -799,8 +799,18 @@ DERIVATIVE = [grad_seed_of_float, gadd_of_make_tuples,
               hoist_residual] + zeros.RULES
 INLINE = [branches_to_select, inline_call, unroll_counted_loop]
 
-#: run once the program is otherwise optimized (they hide structure the others use)
-FINISH = [make_tuple_as_update]
+@rule(on=[P.stop_gradient])
+def stop_gradient_done(node, ctx):
+    """stop_gradient(x) -> x, once every transform has seen it (a finishing rule: the
+    programs that J, T and jet take are optimized without these)."""
+    if calls(node, P.stop_gradient):
+        return node.inputs[1]
+    return None
+
+
+#: run once the program is otherwise optimized (they hide structure the others use;
+#: stop_gradient must stay where a transform may still meet it)
+FINISH = [make_tuple_as_update, stop_gradient_done]
 
 ALL = STRUCTURAL + DERIVATIVE + ALGEBRAIC + INLINE
 BEFORE_UNROLL = [r for r in ALL if r is not unroll_counted_loop]

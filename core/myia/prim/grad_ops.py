@@ -265,6 +265,13 @@ def jvp_differentiable(x, what, dx, dwhat):
 jet(differentiable)(linear_in(0))
 
 
+#: stop_gradient(x): x, held constant by every derivative (JAX's `lax.stop_gradient`):
+#: its derivative is zero in every mode and order (nondiff), for x of any structure.
+#: The finishing rules of the optimizer remove it, after every transform has seen it.
+stop_gradient = Primitive("stop_gradient", lambda x: x,
+                          "x, with a derivative of zero (myia.stop_gradient)", nondiff=True)
+
+
 # The sensitivity of J(x) is the sensitivity of x (see myia.ad): both rules pass it on.
 @bprop(J)
 def bprop_J(x, out, dout):
