@@ -911,6 +911,18 @@ def an_unchecked_guard():
     return b.graph, b(P.differentiable, b.x, "x")
 
 
+@fires(R.stop_gradient_done, "x", (np.array([1.5, -2.0]),))
+def a_typed_stop_gradient():
+    b = Build(x=arr("float64", 2))
+    return b.graph, b(P.stop_gradient, b.x, t=arr("float64", 2))
+
+
+@keeps(R.stop_gradient_done)
+def an_untyped_stop_gradient():
+    b = Build(x=None)  # an untyped copy: the VM may differentiate it at run time
+    return b.graph, b(P.stop_gradient, b.x)
+
+
 @fires(R.reshape_to_same_shape, "x", (np.arange(6.0).reshape(2, 3),))
 def reshape_to_its_shape():
     b = Build(x=arr("float64", 2, 3))

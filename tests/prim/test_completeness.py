@@ -56,6 +56,8 @@ KNOWN_GAPS = {
     ("range_bound", "cupy"): "opt.rules.drop_markers removes it once inference checked n",
     ("differentiable", "llvm"): "opt.rules.drop_markers removes it after AD",
     ("differentiable", "cupy"): "opt.rules.drop_markers removes it after AD",
+    ("stop_gradient", "llvm"): "opt.rules.stop_gradient_done removes it after AD",
+    ("stop_gradient", "cupy"): "opt.rules.stop_gradient_done removes it after AD",
     ("slice_start", "llvm"): "opt.rules.slice_start_of_make_slice removes it",
     ("closure_bound", "cupy"): "closure records are host objects on CuPy",
     ("make_closure", "cupy"): "closure records are host objects on CuPy",

@@ -802,8 +802,9 @@ INLINE = [branches_to_select, inline_call, unroll_counted_loop]
 @rule(on=[P.stop_gradient])
 def stop_gradient_done(node, ctx):
     """stop_gradient(x) -> x, once every transform has seen it (a finishing rule: the
-    programs that J, T and jet take are optimized without these)."""
-    if calls(node, P.stop_gradient):
+    programs that J, T and jet take are optimized without these); not in an untyped
+    copy of a closure, which the VM may still differentiate when it runs."""
+    if calls(node, P.stop_gradient) and node.abstract is not None:
         return node.inputs[1]
     return None
 
