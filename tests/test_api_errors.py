@@ -35,6 +35,18 @@ def test_a_keyword_the_function_lacks_or_a_repeated_one_is_a_type_error():
         myia.compile(scaled)(2.0, x=1.0)
 
 
+@pytest.mark.parametrize("transform", [myia.grad, myia.value_and_grad, myia.jacfwd,
+                                       myia.jacrev, myia.hessian])
+def test_argnums_out_of_range_points_at_the_def(transform):
+    # (inside subset code the error points at the call; from Python, at the function
+    # whose parameters were counted)
+    with pytest.raises(MyiaGradError, match="argnums 2 is out of range") as info:
+        transform(scaled, 2)(2.0, 0.5)
+    e = info.value
+    assert e.loc is not None and e.loc.filename == __file__
+    assert "    def scaled(x, y=1.0):" in str(e)
+
+
 def test_an_unknown_backend_names_the_ones_there_are():
     with pytest.raises(MyiaValueError, match="unknown backend 'gpu'") as info:
         myia.compile(scaled, backend="gpu")

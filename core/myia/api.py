@@ -23,6 +23,7 @@ from .backend import BACKENDS
 from .errors import MyiaError, MyiaGradError, MyiaTypeError, MyiaValueError
 from .infer import tangent
 from .ir import manage
+from .ir.protocol import is_myia_class
 from .opt.pass_manager import recursive_graphs
 from .parser.programs import header, to_graph
 from .pipeline import Pipeline, bind_keywords, optimized_for
@@ -217,7 +218,12 @@ class _Transformed:
         h = self.__dict__.get("_header")
         if h is None:
             name, names, defaults = header(self.fn)
-            self._checked = check_argnums(self.argnums, len(names), names)
+            try:
+                self._checked = check_argnums(self.argnums, len(names), names)
+            except MyiaGradError as e:
+                if e.loc is None and not is_myia_class(type(self.fn)):
+                    e.loc = to_graph(self.fn).loc  # (the def whose arguments are counted)
+                raise
             h = self._header = (f"{prefix}{name}", names, defaults)
         return h
 
