@@ -226,8 +226,9 @@ def _read_stale(graph, read, by_owner):
 def _walk(graph, by_owner):
     """The nodes owned by `graph` that its output needs, inputs before users, and
     otherwise in creation order (so that parsed code prints in source order); its
-    free variables, the graphs it uses (with the number of inputs that hold each), its edges [(input, (user, index))], and what it
-    read of `by_owner` ({used graph: its free variables owned by `graph`})."""
+    free variables, the graphs it uses (with the number of inputs that hold each), its
+    edges [(input, (user, index))], and what it read of `by_owner` ({used graph: its
+    free variables owned by `graph`})."""
     fvs = {}
     used = {}
     edges = []

@@ -26,7 +26,7 @@ class CallParsing:
 
     def visit_Call(self, node):
         loc = self.loc(node)
-        starred = [a for a in node.args if isinstance(a, ast.Starred)]
+        starred = _starred(node)
         if starred and node.keywords:
             raise self.refuse(node.keywords[0], "keyword arguments beside starred ones "
                               "(`f(*args, k=v)`) are", "pass the keyword's value by "
@@ -49,22 +49,29 @@ class CallParsing:
                 return self._method_call(node, func, keywords, loc, text)
         fn = self.used(func, as_callee=True)
         if starred:
-            packed = self._packed(node.args, node)
-            graph = fn.value if isinstance(fn, Constant) else None
-            if isinstance(graph, Graph) and graph.flags.get("varargs"):
-                # `def g(a, *rest)`: rest gets what follows the named parameters
-                named = Constant(len(graph.param_names) - 1, loc)
-                return self._lib_call(lib.unpacking.call_into_rest, [fn, packed, named],
-                                      loc)
-            return self._lib_call(lib.unpacking.call_unpacked, [fn, packed], loc)
+            return self._unpacked_call(fn, [], node, loc)
         args = [self.argument(a) for a in node.args]
         return self.call(fn, args, keywords, loc, text)
 
-    def _packed(self, args, node):
-        """The tuple of the positional arguments `args` of a call, some starred
+    def _packed(self, node):
+        """The tuple of the positional arguments of call `node`, some starred
         (`f(a, *rest)`: the tuple display `(a, *rest)`)."""
-        return self.visit_Tuple(ast.copy_location(ast.Tuple(elts=args, ctx=ast.Load()),
+        return self.visit_Tuple(ast.copy_location(ast.Tuple(elts=node.args, ctx=ast.Load()),
                                                   node))
+
+    def _unpacked_call(self, fn, first, node, loc):
+        """`fn(*first, <the arguments of call node>)`, some of them starred: a call
+        made by myia.lib.unpacking once their number is known (`first`: nodes made
+        already, a method's receiver)."""
+        packed = self._packed(node)
+        for x in reversed(first):
+            packed = self.apply(P.tuple_cons, x, packed, loc=loc)
+        graph = fn.value if isinstance(fn, Constant) else None
+        if isinstance(graph, Graph) and graph.flags.get("varargs"):
+            # `def g(a, *rest)`: rest gets what follows the named parameters
+            named = Constant(len(graph.param_names) - 1, loc)
+            return self._lib_call(lib.unpacking.call_into_rest, [fn, packed, named], loc)
+        return self._lib_call(lib.unpacking.call_unpacked, [fn, packed], loc)
 
     def argument(self, node):
         """The node of `node`, an argument of a call (a closure named there is used by
@@ -111,9 +118,8 @@ class CallParsing:
         if attr not in lib.ARRAY_METHODS:
             if attr in lib.CONTAINER_METHODS:
                 fn = self._operation(lib.CONTAINER_METHODS[attr], loc, text)
-                if any(isinstance(a, ast.Starred) for a in node.args):
-                    packed = self._packed([func.value, *node.args], node)
-                    return self._lib_call(lib.unpacking.call_unpacked, [fn, packed], loc)
+                if _starred(node):
+                    return self._unpacked_call(fn, [self.expr(func.value)], node, loc)
                 args = [self.expr(func.value)] + [self.expr(a) for a in node.args]
                 return self.call(fn, args, keywords, loc, text)
             if attr in lib.MUTATING_METHODS:
@@ -126,11 +132,10 @@ class CallParsing:
             raise _unknown_attribute(func, self.loc(func))
         base = self.expr(func.value)
         fn = self._operation(lib.ARRAY_METHODS[attr], loc, text)
-        if any(isinstance(a, ast.Starred) for a in node.args):
+        if _starred(node):
             if attr in ("reshape", "transpose"):  # x.reshape(*shape): the shape
-                return self.call(fn, [base, self._packed(node.args, node)], [], loc, text)
-            packed = self._packed([func.value, *node.args], node)
-            return self._lib_call(lib.unpacking.call_unpacked, [fn, packed], loc)
+                return self.call(fn, [base, self._packed(node)], [], loc, text)
+            return self._unpacked_call(fn, [base], node, loc)
         args = [self.expr(a) for a in node.args]
         if attr in ("reshape", "transpose") and len(args) > 1:
             args = [self.apply(P.make_tuple, *args, loc=loc)]  # x.reshape(2, 3)
@@ -204,6 +209,11 @@ class CallParsing:
 
     def _operation(self, value, loc, text):
         return self.resolver.to_node(value, self.block.graph, loc, text, as_callee=True)
+
+
+def _starred(call):
+    """Whether some positional argument of `call` is starred (`f(*args)`)."""
+    return any(isinstance(a, ast.Starred) for a in call.args)
 
 
 def _unknown_attribute(node, loc):
