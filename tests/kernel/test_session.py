@@ -46,7 +46,7 @@ def test_a_new_session_has_the_usual_names(s):
     ns = s.namespace
     assert ns["np"] is np and ns["math"] is math
     for name in ("grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian",
-                 "hessian", "jet", "stop_gradient"):
+                 "hessian", "jet", "stop_gradient", "custom_vjp"):
         assert ns[name] is getattr(myia, name)
 
 
@@ -618,6 +618,27 @@ def test_stop_gradient_in_a_cell_and_inside_a_def(s):
     assert ok(s, "grad(f)(3.0)").value == 3.0
     assert ok(s, "hessian(f)(3.0)").value == 0.0
     assert ok(s, "stop_gradient(2.0) * grad(f)(2.0)").value == 4.0
+
+
+def test_custom_vjp_in_a_cell_drawn_by_grad(s):
+    """Issue 36: a derivative rule of the user's (custom_vjp, in a cell's explicit form),
+    used by grad at every order and drawn in %grad; redefining the rule remakes it."""
+    ok(s, "def sp0(x):\n    return np.log(1.0 + np.exp(x))\n\n"
+          "def sp_fwd(x):\n    return sp0(x), x\n\n"
+          "def sp_bwd(x, g):\n    return (g / (1.0 + np.exp(-x)),)\n\n"
+          "softplus = custom_vjp(sp0, fwd=sp_fwd, bwd=sp_bwd)")
+    assert ok(s, "grad(softplus)(800.0)").value == 1.0
+    ok(s, "def loss(x):\n    return 2.0 * softplus(x)")
+    sig = 1.0 / (1.0 + np.exp(-1.0))
+    assert ok(s, "grad(grad(loss))(1.0)").value == pytest.approx(2.0 * sig * (1.0 - sig))
+    r = ok(s, "%grad softplus 1.0")
+    overview = r.displays()[0]["data"]["image/svg+xml"]
+    assert "sp_fwd" in overview and "sp_bwd" in overview  # the rule is what J wrote
+    ok(s, "def sp_bwd(x, g):\n    return (3.0 * g,)")
+    assert ok(s, "grad(loss)(1.0)").value == 6.0
+    e = err(s, "jvp(softplus, (1.0,), (1.0,))")
+    assert e["ename"] == "MyiaGradError" and "custom_vjp rule" in e["evalue"]
+    assert "custom_vjp" in "".join(o.get("text", "") for o in ok(s, "%help").outputs)
 
 
 def test_an_int_from_a_cell_decides_a_shape_without_static_argnums(s):

@@ -21,6 +21,7 @@ from ..ir.protocol import is_transform
 from ..parser import parse
 from ..prim import Primitive
 from ..prim import ops as P
+from .custom import custom_rule, refuse_forward
 from .lifting import laid_out_parameters, lifted_copy, lifted_with_layout, prim_arity
 
 _prim_tangents = {}
@@ -30,6 +31,8 @@ def T_graph(graph):
     """`T(graph)`, for a graph with no free variables."""
     tg = graph.derived.get("T")
     if tg is None:
+        if custom_rule(graph) is not None:
+            raise refuse_forward(graph, "jvp")
         tg = _TTransform(graph).run()
     return tg
 

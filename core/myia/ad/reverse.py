@@ -38,6 +38,7 @@ from ..ir.clone import inline
 from ..parser import parse
 from ..prim import Primitive
 from ..prim import ops as P
+from .custom import custom_J_graph, custom_rule
 from .forward import uses_forward_mode
 from .lifting import (captured_parameters, laid_out_parameters, lifted_copy,
                       lifted_with_constants, lifted_with_layout, prim_arity)
@@ -57,7 +58,10 @@ def J_graph(graph):
     transformed along with it)."""
     jg = graph.derived.get("J")
     if jg is None:
-        jg = _JTransform(graph).run()
+        if custom_rule(graph) is not None:  # the user's rule, not the body
+            jg = graph.derived["J"] = custom_J_graph(graph)
+        else:
+            jg = _JTransform(graph).run()
     return jg
 
 

@@ -27,6 +27,7 @@ from ..prim import ops as P
 from ..parser import parse
 from ..prim.series import (ZERO, Term, apply, building, cauchy, derivative, integrate,
                            materialize)
+from .custom import custom_rule, refuse_forward
 from .forward import _jvp_graph
 from .lifting import laid_out_parameters, lifted_copy, lifted_with_layout, prim_arity
 
@@ -52,6 +53,8 @@ def jet_entry_graph(graph, order, argnum):
 class _JetTransform:
     def __init__(self, root, order, seed=None):
         self.root, self.K, self.seed = root, order, seed
+        if custom_rule(root) is not None:
+            raise refuse_forward(root, "jet")
         self.mng = manage(root)
         if self.mng.free_variables(root):
             raise AssertionError(f"the jet of {root.name}, which has free variables")

@@ -127,7 +127,10 @@ class CallGraph:
     def known(self, g):
         """True if every call of `g` is one of `sites`."""
         o = self.option_of.get(g)
-        return o is not None and o not in self.escaped and g is not self.root
+        # (a graph with a rule of the user's keeps its parameters and output: the
+        # rule, applied to the call by J, gives one cotangent per parameter)
+        return o is not None and o not in self.escaped and g is not self.root \
+            and "custom_vjp" not in g.flags
 
 
 # ---- narrowing outputs --------------------------------------------------------------
