@@ -530,7 +530,8 @@ def _vjp(fn, primals):
     global _last_vjp
     t = _held(_interned(fn, tuple(range(len(primals))) if primals else 0, "vjp"))
     compiled = _compiled_once(t, default_backend())
-    if compiled.pipeline.llvm is not None:
+    if compiled.pipeline.llvm is not None or _uses_forward_mode(fn):
+        # (on the VM too for a program that writes jvp: J of its typed program)
         t.__myia_header__()  # the same checks (argnums) as below
         marker = _backend_marker()
         primal = _compiled_once(_PrimalOf.of(fn), compiled.backend)

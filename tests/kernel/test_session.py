@@ -641,6 +641,23 @@ def test_custom_vjp_in_a_cell_drawn_by_grad(s):
     assert "custom_vjp" in "".join(o.get("text", "") for o in ok(s, "%help").outputs)
 
 
+def test_custom_jvp_in_a_cell_used_by_both_modes(s):
+    """Issue 36: a forward-mode rule of the user's (custom_jvp, a cell's explicit
+    form): jvp applies it, grad transposes it, hessian differentiates it."""
+    ok(s, "def sp0(x):\n    return np.log(1.0 + np.exp(x))\n\n"
+          "def sp_jvp(primals, tangents):\n"
+          "    (x,), (t,) = primals, tangents\n"
+          "    return sp0(x), 2.0 * t / (1.0 + np.exp(-x))\n\n"  # twice the derivative
+          "softplus = custom_jvp(sp0, jvp=sp_jvp)")
+    sig = 1.0 / (1.0 + np.exp(-1.0))
+    assert ok(s, "jvp(softplus, (1.0,), (1.0,))[1]").value == pytest.approx(2.0 * sig)
+    assert ok(s, "grad(softplus)(1.0)").value == pytest.approx(2.0 * sig)
+    assert ok(s, "hessian(softplus)(1.0)").value == pytest.approx(2.0 * sig * (1.0 - sig))
+    e = err(s, "jet(softplus, order=2)(1.0)")
+    assert e["ename"] == "MyiaGradError" and "custom_jvp rule" in e["evalue"]
+    assert ok(s, "softplus(1.0)").value == pytest.approx(np.log1p(np.e))  # still there
+
+
 def test_an_int_from_a_cell_decides_a_shape_without_static_argnums(s):
     # a cell's expression is compiled as a program whose values from the cell and the
     # namespace are constants: `n` decides np.arange's length (myia.compile needs

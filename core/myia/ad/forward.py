@@ -21,7 +21,7 @@ from ..ir.protocol import is_transform
 from ..parser import parse
 from ..prim import Primitive
 from ..prim import ops as P
-from .custom import custom_rule, refuse_forward
+from .custom import custom_rule
 from .lifting import laid_out_parameters, lifted_copy, lifted_with_layout, prim_arity
 
 _prim_tangents = {}
@@ -31,9 +31,11 @@ def T_graph(graph):
     """`T(graph)`, for a graph with no free variables."""
     tg = graph.derived.get("T")
     if tg is None:
-        if custom_rule(graph) is not None:
-            raise refuse_forward(graph, "jvp")
-        tg = _TTransform(graph).run()
+        rule = custom_rule(graph)
+        if rule is not None:  # the user's rule, not the body (myia.ad.custom)
+            tg = graph.derived["T"] = rule.T_graph(graph)
+        else:
+            tg = _TTransform(graph).run()
     return tg
 
 
@@ -215,7 +217,8 @@ def uses_forward_mode(graph):
         found = graph.derived["writes jvp"] = any(
             i.__class__ is Constant and getattr(i.value, "writes_jvp", False)
             for g in mng.graphs for node in mng.nodes(g) if node.is_apply()
-            for i in node.inputs)
+            for i in node.inputs) or any(  # (a function with a custom_jvp rule itself)
+            getattr(custom_rule(g), "writes_jvp", False) for g in mng.graphs)
     return found
 
 

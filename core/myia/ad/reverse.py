@@ -38,7 +38,7 @@ from ..ir.clone import inline
 from ..parser import parse
 from ..prim import Primitive
 from ..prim import ops as P
-from .custom import custom_J_graph, custom_rule
+from .custom import custom_rule, refuse_J_of_J
 from .forward import uses_forward_mode
 from .lifting import (captured_parameters, laid_out_parameters, lifted_copy,
                       lifted_with_constants, lifted_with_layout, prim_arity)
@@ -58,8 +58,11 @@ def J_graph(graph):
     transformed along with it)."""
     jg = graph.derived.get("J")
     if jg is None:
-        if custom_rule(graph) is not None:  # the user's rule, not the body
-            jg = graph.derived["J"] = custom_J_graph(graph)
+        rule = custom_rule(graph)
+        if rule is not None:  # the user's rule, not the body (myia.ad.custom)
+            jg = graph.derived["J"] = rule.J_graph(graph)
+        elif "transposes" in graph.flags:
+            raise refuse_J_of_J(graph)
         else:
             jg = _JTransform(graph).run()
     return jg

@@ -130,7 +130,7 @@ class CallGraph:
         # (a graph with a rule of the user's keeps its parameters and output: the
         # rule, applied to the call by J, gives one cotangent per parameter)
         return o is not None and o not in self.escaped and g is not self.root \
-            and "custom_vjp" not in g.flags
+            and "custom" not in g.flags
 
 
 # ---- narrowing outputs --------------------------------------------------------------
