@@ -399,13 +399,15 @@ from benchmarks.drawing import bench_drawing  # noqa: E402
 from benchmarks.numpy_functions import bench_numpy_functions  # noqa: E402
 from benchmarks.training import bench_training  # noqa: E402
 from benchmarks.loop_memory import bench_loop_memory  # noqa: E402
+from benchmarks.checkpoint_memory import bench_checkpoint  # noqa: E402
 from benchmarks.nested_ad import bench_nested  # noqa: E402
 
 BENCHES = {"mlp": bench_mlp, "sin": bench_sin, "fan": bench_fan, "call": bench_call,
            "dynamic": bench_dynamic, "pipeline": bench_pipeline,
            "higher_order": bench_higher_order, "jet": bench_jet,
            "numpy": bench_numpy_functions, "drawing": bench_drawing,
-           "training": bench_training, "loop_memory": bench_loop_memory, "nested": bench_nested}
+           "training": bench_training, "loop_memory": bench_loop_memory,
+           "checkpoint": bench_checkpoint, "nested": bench_nested}
 
 
 # ---- the report --------------------------------------------------------------------------------

@@ -73,10 +73,10 @@ PREFIX = "def __cell_expr__(): return "
 STATUS_AFTER = 1.0
 STATUS_EVERY = 0.5
 WRAPPER = "__cell_expr__"
-#: what a cell's expression calls in Python, through seal.SafeEval (custom_vjp and
-#: custom_jvp make their objects from the cell's functions)
+#: what a cell's expression calls in Python, through seal.SafeEval (custom_vjp,
+#: custom_jvp and checkpoint make their objects from the cell's functions)
 HOST_TRANSFORMS = (myia.jvp, myia.vjp, myia.jacfwd, myia.jacrev, myia.hessian, myia.jet,
-                   myia.custom_vjp, myia.custom_jvp)
+                   myia.custom_vjp, myia.custom_jvp, myia.checkpoint)
 #: a line that names the python magic (a locked session refuses the whole cell)
 _PYTHON_MAGIC = re.compile(r"^\s*%{1,2}\s*python(?![\w?])", re.MULTILINE | re.IGNORECASE)
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
@@ -154,6 +154,7 @@ def new_namespace():
         "stop_gradient": myia.stop_gradient,
         "custom_vjp": myia.custom_vjp,
         "custom_jvp": myia.custom_jvp,
+        "checkpoint": myia.checkpoint,
     }
 
 

@@ -24,11 +24,16 @@ function are built from its rule (myia.ad.custom), by every transform, at any or
         return g(x), t / (1.0 + np.exp(-x))
 
     g.defjvp(g_jvp)               # or: g = myia.custom_jvp(g, jvp=g_jvp)
+
+`myia.checkpoint(f)` has no rule to write: its derivative is f's, but the backward
+pass computes f's forward pass again instead of keeping its values (JAX's
+`jax.checkpoint`): memory traded for time.
 """
 
-from .ad.custom import CustomJVP, CustomVJP
+from .ad.custom import Checkpoint, CustomJVP, CustomVJP
 from .api import _fn_text, _Transformed
 from .errors import MyiaGradError, MyiaTypeError
+from .ir import Graph
 from .ir.clone import clone
 from .parser.programs import header, to_graph
 
@@ -44,7 +49,7 @@ class _CustomFunction(_Transformed):
     inlines (J and T must meet the call, see myia.ad.custom)."""
 
     def __init__(self, fn):
-        if not callable(fn):
+        if not callable(fn) and not isinstance(fn, Graph):  # (a def's, in subset code)
             raise MyiaTypeError(f"{self._kind_name} takes a function, not {fn!r}")
         super().__init__(fn)
         self.rules = None  # the rule's Python functions, once given
@@ -136,3 +141,30 @@ def custom_jvp(fn, *, jvp=None):
     if jvp is not None:
         f.defjvp(jvp)
     return f
+
+
+class CheckpointFunction(_CustomFunction):
+    """`checkpoint(fn)`: fn, whose backward pass computes its forward pass again."""
+
+    _kind_name = "checkpoint"
+
+    def __init__(self, fn):
+        super().__init__(fn)
+        self.rules = {}  # (none to give)
+
+    def _build(self, fn_graph):
+        g = clone(fn_graph)
+        g.flags = {**fn_graph.flags, "noinline": True,
+                   "custom": Checkpoint(fn_graph.name, fn_graph)}
+        return g
+
+
+def checkpoint(fn):
+    """`fn`, whose derivatives recompute its forward pass instead of keeping its
+    values (JAX's `jax.checkpoint`, also called remat): the backward pass of a program
+    that calls it keeps only its arguments, and runs `fn` again, differentiated, when
+    it reaches the call.  Checkpointing the body of a long loop in segments
+    (`for _ in range(m): x = checkpoint(segment)(x)`, where segment runs k steps)
+    makes the gradient keep m + k steps' values instead of m * k.  Forward mode (jvp,
+    jet) keeps nothing between passes: there it is fn itself."""
+    return CheckpointFunction(fn)

@@ -46,7 +46,8 @@ def test_a_new_session_has_the_usual_names(s):
     ns = s.namespace
     assert ns["np"] is np and ns["math"] is math
     for name in ("grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian",
-                 "hessian", "jet", "stop_gradient", "custom_vjp"):
+                 "hessian", "jet", "stop_gradient", "custom_vjp", "custom_jvp",
+                 "checkpoint"):
         assert ns[name] is getattr(myia, name)
 
 
@@ -656,6 +657,20 @@ def test_custom_jvp_in_a_cell_used_by_both_modes(s):
     e = err(s, "jet(softplus, order=2)(1.0)")
     assert e["ename"] == "MyiaGradError" and "custom_jvp rule" in e["evalue"]
     assert ok(s, "softplus(1.0)").value == pytest.approx(np.log1p(np.e))  # still there
+
+
+def test_checkpoint_in_a_cell_gives_the_same_derivatives(s):
+    """Issue 36: checkpoint(f0) in a cell; its derivatives are f0's; %grad draws its
+    forward and backward passes (J of it is the checkpoint's, not the body's)."""
+    ok(s, "def steps(x):\n    for i in range(3):\n        x = np.sin(x) * 1.5\n    return x\n\n"
+          "ck = checkpoint(steps)\n\n"
+          "def twice(x):\n    return ck(ck(x))\n\n"
+          "def twice0(x):\n    return steps(steps(x))")
+    for expr in ("grad(twice)(0.3)", "hessian(twice)(0.3)", "jvp(twice, (0.3,), (1.0,))[1]"):
+        assert ok(s, expr).value == pytest.approx(ok(s, expr.replace("twice", "twice0")).value,
+                                                  rel=1e-14)
+    svg = ok(s, "%grad twice 0.3").displays()[0]["data"]["image/svg+xml"]
+    assert "▶checkpoint(steps)" in svg and "◀checkpoint(steps)" in svg
 
 
 def test_an_int_from_a_cell_decides_a_shape_without_static_argnums(s):

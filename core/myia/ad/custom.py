@@ -1,5 +1,6 @@
 """Derivative rules written by the user: J and T of a function marked `custom_vjp` or
-`custom_jvp` (JAX's `jax.custom_vjp`, `jax.custom_jvp`).
+`custom_jvp` (JAX's `jax.custom_vjp`, `jax.custom_jvp`), and of a function marked
+`checkpoint`, whose backward pass computes its forward pass again.
 
 The API (myia.api_custom) gives such a function a copy of its graph that carries the
 rule (`flags["custom"]`, a CustomVJP or a CustomJVP).  The optimizer never inlines
@@ -20,6 +21,12 @@ transform from the rule instead of from the body:
 
 The rules are ordinary subset functions: a second derivative differentiates them.
 A jet (Taylor mode) of either is refused: it would need a rule per order.
+
+  checkpoint (no rule: JAX's `jax.checkpoint`, rematerialization):
+    ▶f(x1..xn) = (f(x1..xn), ◀f)     keeps only the arguments
+    ◀f(dout)   = J(f)(x1..xn)[1](dout): the forward pass again, then the backward
+                 (in a graph of its own, whose memory is freed when it returns)
+    T(f), jet: the body's
 """
 
 from ..errors import MyiaGradError, MyiaTypeError
@@ -33,6 +40,7 @@ class CustomVJP:
     """The rule of a function marked custom_vjp: the parsed graphs of fwd and bwd."""
 
     kind = "custom_vjp"
+    forward_body = None  # (forward mode has no body to fall back on: see T_graph)
 
     def __init__(self, name, fwd, bwd):
         self.name = name  # the function's name, for messages
@@ -68,6 +76,7 @@ class CustomJVP:
     """The rule of a function marked custom_jvp: the parsed graph of jvp."""
 
     kind = "custom_jvp"
+    forward_body = None
     writes_jvp = True  # (J of it waits for its typed program: see CustomJVPFunction)
 
     def __init__(self, name, jvp):
@@ -105,6 +114,102 @@ class CustomJVP:
         return fp
 
 
+class Checkpoint:
+    """The rule of a function marked checkpoint (JAX's `jax.checkpoint`): its backward
+    pass computes its forward pass again from the arguments, instead of keeping what
+    the forward pass computed.
+
+      ▶f(x1..xn) = (once(x1..xn), ◀f)     (the primal call: nothing kept but the xi)
+      ◀f(dout)   = (env(), d1 .. dn)       (d1..dn) = again(dout, x1..xn)
+      again(dout, x1..xn) = J(body)(x1..xn)[1](dout)[1:]
+      once(x1..xn) = body(x1..xn)
+                 graphs of their own that the optimizer does not inline, whose memory
+                 the native backend frees when they return (`flags["release_on_return"]`):
+                 the values of the forward pass, made again, live only while it runs
+
+    Forward mode (T, jet) keeps nothing from one pass to the next: it is the body's."""
+
+    kind = "checkpoint"
+
+    def __init__(self, name, body):
+        self.name = name
+        self.body = body  # the function's own graph, without the rule
+        self.forward_body = body
+        self._again = None
+        self._scoped = {}
+
+    def J_graph(self, graph):
+        fp, xs = _transform_graph(f"▶{graph.name}", graph, "fprop")
+        loc = graph.loc
+        out = fp.apply(Constant(self.scoped("once", self.body)), *xs, loc=loc, name="out")
+        out.primal = graph.output
+        bp = Graph(f"◀{graph.name}", graph.loc)
+        bp.flags = {"kind": "bprop"}
+        dout = bp.add_parameter("dout")
+        d = bp.apply(Constant(self.again()), dout, *xs, loc=loc, name="d")
+        bp.output = _with_env(bp, d, graph, loc)
+        fp.output = fp.apply(P.make_tuple, out, Constant(bp))
+        return fp
+
+    def scoped(self, name, fn):
+        """`body:name`, a graph that calls `fn` with its parameters, which the optimizer
+        does not inline and whose memory the native backend frees when it returns,
+        but for what it returns (what the forward pass makes, but the output; what
+        the backward pass makes again, but the cotangents)."""
+        g = self._scoped.get(name)
+        if g is None:
+            g = self._scoped[name] = Graph(f"{self.body.name}:{name}", self.body.loc)
+            g.flags = {"kind": "fprop", "noinline": True, "release_on_return": True}
+            xs = [g.add_parameter(p.name, p.loc) for p in fn.parameters]
+            g.output = g.apply(Constant(fn), *xs, loc=self.body.loc)
+        return g
+
+    def again(self):
+        """The graph (dout, x1..xn) -> (d1..dn): the body's forward pass run again, and
+        its backward pass."""
+        if self._again is None:
+            body = self.body
+            g = Graph(f"◀{body.name}:again", body.loc)
+            g.flags = {"kind": "bprop", "noinline": True, "release_on_return": True}
+            dout = g.add_parameter("dout")
+            xs = [g.add_parameter(p.name, p.loc) for p in body.parameters]
+            r = g.apply(g.apply(P.J, Constant(body), loc=body.loc), *xs, loc=body.loc,
+                        name="again")
+            d = g.apply(g.apply(P.tuple_getitem, r, 1), dout, loc=body.loc)
+            g.output = g.apply(P.make_tuple, *[
+                g.apply(P.tuple_getitem, d, i + 1, name=f"∂{p.name}")
+                for i, p in enumerate(body.parameters)])
+            self._again = g
+        return self._again
+
+
+class CheckpointMacro:
+    """`checkpoint(fn)` as a value inside subset code: for fn a def that captures
+    nothing, the same function as `myia.checkpoint(fn)` from Python (inference makes
+    it: myia.infer.infer.expand_checkpoint)."""
+
+    param_names = ("fn",)
+    defaults = {}
+    ir_name = "checkpoint"
+    writes_jvp = True  # (J of a program that calls it waits for its typed program)
+    static_transform = None  # fn -> its CheckpointFunction (set by myia.in_subset)
+
+    def __myia_J__(self):
+        # (J of a program before inference resolved the macro: a higher derivative)
+        raise MyiaGradError(
+            "vjp, jacrev or hessian of a program that calls checkpoint inside is not "
+            "supported yet (grad, jvp, jacfwd, jet and grad of grad are)",
+            hint="checkpoint the function outside the program, `ck = "
+                 "myia.checkpoint(segment)` at module level (or in a cell), and call ck "
+                 "in the program: then every derivative works")
+
+    def __repr__(self):
+        return "<checkpoint macro>"
+
+
+CHECKPOINT = CheckpointMacro()
+
+
 def refuse_J_of_J(graph):
     """The error for J of the untyped ▶f of a custom_jvp function: the paths that
     differentiate a reverse-mode derivative without its optimized program (vjp or
@@ -118,8 +223,15 @@ def refuse_J_of_J(graph):
 
 
 def custom_rule(graph):
-    """The CustomVJP or CustomJVP rule of `graph`, or None."""
+    """The CustomVJP, CustomJVP or Checkpoint rule of `graph`, or None."""
     return graph.flags.get("custom")
+
+
+def forward_graph(graph):
+    """What forward mode transforms for `graph`: the body of a checkpoint function
+    (see Checkpoint), else `graph` itself."""
+    rule = graph.flags.get("custom")
+    return graph if rule is None or rule.forward_body is None else rule.forward_body
 
 
 def _transform_graph(name, graph, kind):

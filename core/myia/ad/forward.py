@@ -32,7 +32,9 @@ def T_graph(graph):
     tg = graph.derived.get("T")
     if tg is None:
         rule = custom_rule(graph)
-        if rule is not None:  # the user's rule, not the body (myia.ad.custom)
+        if rule is not None and rule.forward_body is not None:  # (checkpoint)
+            tg = graph.derived["T"] = T_graph(rule.forward_body)
+        elif rule is not None:  # the user's rule, not the body (myia.ad.custom)
             tg = graph.derived["T"] = rule.T_graph(graph)
         else:
             tg = _TTransform(graph).run()

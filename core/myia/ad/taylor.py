@@ -27,7 +27,7 @@ from ..prim import ops as P
 from ..parser import parse
 from ..prim.series import (ZERO, Term, apply, building, cauchy, derivative, integrate,
                            materialize)
-from .custom import custom_rule, refuse_forward
+from .custom import custom_rule, forward_graph, refuse_forward
 from .forward import _jvp_graph
 from .lifting import laid_out_parameters, lifted_copy, lifted_with_layout, prim_arity
 
@@ -38,6 +38,7 @@ _NO_SERIES = {"J", "Jinv", "make_closure", "closure_bound"}
 def jet_graph(graph, order):
     """The jet of `graph` (no free variables): each parameter and the output are
     tuples of `order + 1` Taylor coefficients."""
+    graph = forward_graph(graph)
     jg = graph.derived.get(("jet", order))
     if jg is None:
         jg = _JetTransform(graph, order).run()
@@ -47,7 +48,7 @@ def jet_graph(graph, order):
 def jet_entry_graph(graph, order, argnum):
     """The program `(x1..xn) -> (f(x), f'(x), ..., f^(order)(x))`, derivatives along
     `x_argnum + t`."""
-    return _JetTransform(graph, order, seed=argnum).run()
+    return _JetTransform(forward_graph(graph), order, seed=argnum).run()
 
 
 class _JetTransform:

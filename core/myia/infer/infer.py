@@ -47,6 +47,7 @@ the function (or the loop) at its `def`.
 import os
 from collections import defaultdict
 
+from ..ad.custom import CHECKPOINT
 from ..ad.grad import GradMacro, JOf
 from ..ad.forward import uses_forward_mode
 from ..ad.lifting import lifted_copy, prim_arity
@@ -684,6 +685,8 @@ class Inferrer:
             return tangent.expand_vjp(self, ctx, node, opt, args)
         if tangent.is_jet_macro(opt):
             return tangent.expand_jet(self, ctx, node, opt, args)
+        if opt.macro is CHECKPOINT:
+            return self.expand_checkpoint(ctx, node, args)
         if not args:
             raise MyiaTypeError(f"{opt.name}() needs a function")
         f = args[0]
@@ -708,6 +711,26 @@ class Inferrer:
             pctx = ctx.ancestor(self.infos[graph].parent)
             return self.call(ctx, node, GraphFunction(graph, pctx), [f, argnums_a], True)
         return self.call(ctx, node, GraphFunction(graph, None), [f, argnums_a], True)
+
+    def expand_checkpoint(self, ctx, node, args):
+        """`checkpoint(f)` in subset code, f one known def that captures nothing: the
+        CheckpointFunction of f, as from Python (a closure would need its captured
+        values recomputed with it: not yet)."""
+        f = args[0] if len(args) == 1 else None
+        fo = next(iter(f.options)) if f.__class__ is AFunction and len(f.options) == 1 \
+            else None
+        target = None
+        if fo.__class__ is GraphFunction and not self.infos[fo.graph].free_variables:
+            target = fo.graph.flags.get("transform", fo.graph)
+        elif fo.__class__ is TransformFunction:
+            target = fo.transform
+        if target is None:
+            raise MyiaGradError(
+                "checkpoint inside compiled code takes one def that captures nothing "
+                "(not a closure, not a function chosen at run time)",
+                hint="define the checkpointed function at module level (or in a cell) "
+                     "and pass what it uses as arguments: checkpoint(segment)(x, w)")
+        return AFunction([TransformFunction(CHECKPOINT.static_transform(target))]), None
 
     def static_transform(self, ctx, node, opt, f, argnums):
         """`grad(f)` as a transform built per call signature (see TransformFunction),

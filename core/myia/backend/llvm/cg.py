@@ -389,6 +389,18 @@ def alloc_slow_fn(f):
     """ptr myia_alloc_slow(ctx, i64 nbytes): what myia_alloc does when the current
     chunk has no room: a new chunk for a small request, a block of its own for a
     large one; null if memory is exhausted."""
+    _alloc_slow(f, chunks=True)
+
+
+@runtime_fn("myia_alloc_block", PTR, [PTR, I64], nocapture=(0,))
+def alloc_block_fn(f):
+    """ptr myia_alloc_block(ctx, i64 nbytes): a block of its own, whatever the size:
+    for a small array that must outlive the chunk it would share (the cotangents a
+    checkpoint's recomputation returns: see FnLowering.returned_alone)."""
+    _alloc_slow(f, chunks=False)
+
+
+def _alloc_slow(f, chunks):
     module = f.module
     ctx, n = f.args
     b = ir.IRBuilder(f.append_basic_block())
@@ -398,7 +410,7 @@ def alloc_slow_fn(f):
     fail = f.append_basic_block("fail")
     over = f.append_basic_block("over_limit")
     size = b.and_(b.add(n, i64(31)), i64(~31))
-    small = b.icmp_unsigned("<=", size, i64(SMALL_ALLOC))
+    small = b.icmp_unsigned("<=", size, i64(SMALL_ALLOC)) if chunks else ir.Constant(I1, 0)
     # what the call will hold after this request, against the limit (0: none); the
     # error reports err_a = the bytes asked, err_b = the limit, err_c = those held
     total = b.and_(b.add(n, i64(ARENA_HEADER + 63)), i64(~63))
@@ -672,11 +684,12 @@ def check_status(b, st):
     ret_status_if(b, b.icmp_signed("!=", st, i32(STATUS_OK)), st)
 
 
-def alloc(b, ctx, nbytes, site=-1, packed=False):
+def alloc(b, ctx, nbytes, site=-1, packed=False, own=False):
     """Allocate nbytes in the call's arena; returns STATUS_NOMEM on failure, with
     ctx.err_site = `site` (the error table's entry for the node that asked).
-    `packed`: 8-byte aligned, for records (see alloc_fn)."""
-    p = b.call(alloc_fn(b.module, packed), [ctx, nbytes])
+    `packed`: 8-byte aligned, for records (see alloc_fn); `own`: in a block of its
+    own (see alloc_block_fn)."""
+    p = b.call(alloc_block_fn(b.module) if own else alloc_fn(b.module, packed), [ctx, nbytes])
     with b.if_then(b.icmp_unsigned("==", p, NULL), likely=False):
         ctx_store(b, ctx, "err_site", i64(site))
         b.ret(i32(STATUS_NOMEM))

@@ -50,7 +50,7 @@ from ...ir import Apply, Constant, Graph, Parameter, manage
 from ...prim import Primitive
 from ...prim import ops as P
 from . import abstracts, cg, chain
-from .arrays import array_constant
+from .arrays import array_constant, copy_contiguous
 from .cg import NULL, alloca, check_status, ctx_load, ctx_store, i32, i64
 from .chain import chain_layout
 from .cons_loop import ConsLoop, is_cons_site
@@ -466,7 +466,10 @@ class Emitter:
         node = getattr(self, "node", None)
         site = self.site(node, MyiaMemoryError, what_is_made(node)) if node is not None \
             else -1
-        return cg.alloc(self.b, self.ctx, nbytes, site)
+        return cg.alloc(self.b, self.ctx, nbytes, site, own=self.own_blocks)
+
+    #: whether `alloc` gives blocks of their own (see returned_alone)
+    own_blocks = False
 
     def alloca(self, typ, name=""):
         """An alloca in the entry block (so that LLVM promotes it)."""
@@ -614,6 +617,8 @@ class FnLowering(Emitter):
             if not isinstance(node, Apply) or node in skip or node in env:
                 continue
             if node is g.output and self.is_call(node):
+                if g.flags.get("release_on_return"):  # (the call's result, then free)
+                    break
                 self.lower_call(node, tail=True)
                 return
             if node in sincos:
@@ -627,6 +632,19 @@ class FnLowering(Emitter):
                 continue
             self.node = node  # (an allocation failing here names it)
             env[node] = self.lower_apply(node)
+        if g.flags.get("release_on_return"):
+            # (a checkpoint's forward pass made again, and its backward pass: what
+            # they made is dead once the cotangents are out, see myia.ad.custom)
+            out = g.output
+            v = self.lower_call(out, tail=False) \
+                if isinstance(out, Apply) and self.is_call(out) else self.value(out)
+            t = self.ltype(g.output)
+            if self.stack is None and _plain(t):
+                v = self.returned_alone(v, t, out)
+                self.release_arena([v], [t])
+                self.rewind_bump()
+            self.ret_value(v, t, g.output)
+            return
         self.ret_value(self.value(g.output), self.ltype(g.output), g.output)
 
     def ret_value(self, v, t, node):
@@ -913,7 +931,7 @@ class FnLowering(Emitter):
                 if existed:  # a branch back to a block: every cycle of blocks has one
                     st = b.call(cg.poll_fn(self.module), [self.ctx])
                     check_status(b, st)
-                    self.release_arena(g, all_args)
+                    self.release_arena(all_args, self.carried_types(g))
                 for phi, a in zip(phis, all_args):
                     phi.add_incoming(a, b.block)
                 b.branch(block)
@@ -937,14 +955,49 @@ class FnLowering(Emitter):
         """A graph called in tail position becomes a block of this function."""
         return True
 
-    def release_arena(self, g, values):
-        """At a branch back to the block of `g` (a loop's next iteration), free what
-        the function made since it began, except the blocks that hold the arrays in
-        `values` (what the block receives: all that is live from here on).  Only where
-        those are numbers and arrays, or tuples of them: a closure or an environment
-        holds pointers into the arena that this does not follow; and not in a
-        recursion run as a loop, whose stack lives in the arena."""
-        types = [self.ltype(v) for v in self.L.fvs[g]] + [self.ltype(p) for p in g.parameters]
+    def returned_alone(self, v, t, node):
+        """v (of type t), its arrays copied into blocks of their own: release_arena
+        keeps the blocks that hold them, and a small array's block would otherwise
+        be a whole chunk (runtime.CHUNK) of what the function made."""
+        if isinstance(t, Array):
+            self.own_blocks = True
+            try:
+                return copy_contiguous(self, v, t, node)
+            finally:
+                self.own_blocks = False
+        if isinstance(t, Tuple):
+            for i, e in enumerate(t.elems):
+                if e.contains_array():
+                    v = self.b.insert_value(v, self.returned_alone(
+                        self.b.extract_value(v, i), e, node), i)
+        return v
+
+    def rewind_bump(self):
+        """Where nothing made since the function began is live any more (see
+        returned_alone): the chunk being bumped when it began is bumped again from
+        where it was then (release_arena frees the chunks made since, but not that
+        one, whose tail would otherwise go, and the caller's next small allocation
+        would take a new chunk: a recomputed checkpoint in a loop kept one a call)."""
+        b = self.b
+        with b.goto_block(self.alloca_block):  # (read as the function begins)
+            cur = ctx_load(b, self.ctx, "bump_cur")
+            end = ctx_load(b, self.ctx, "bump_end")
+        with b.if_then(b.icmp_unsigned("!=", end, NULL)):
+            ctx_store(b, self.ctx, "bump_cur", cur)
+            ctx_store(b, self.ctx, "bump_end", end)
+
+    def carried_types(self, g):
+        """The types of what the block of `g` receives: its free variables, then its
+        parameters."""
+        return [self.ltype(v) for v in self.L.fvs[g]] + [self.ltype(p) for p in g.parameters]
+
+    def release_arena(self, values, types):
+        """Where `values` (of `types`) are all that is live from here on (a branch back
+        to a loop's block: what the block receives; or the value a function returns),
+        free what the function made since it began, except the blocks that hold their
+        arrays.  Only where those are numbers and arrays, or tuples of them: a closure
+        or an environment holds pointers into the arena that this does not follow; and
+        not in a recursion run as a loop, whose stack lives in the arena."""
         if self.stack is not None or not all(_plain(t) for t in types):
             return
         b = self.b
