@@ -635,6 +635,8 @@ def test_custom_vjp_in_a_cell_drawn_by_grad(s):
     r = ok(s, "%grad softplus 1.0")
     overview = r.displays()[0]["data"]["image/svg+xml"]
     assert "sp_fwd" in overview and "sp_bwd" in overview  # the rule is what J wrote
+    values = ok(s, "%grad loss 1.0 --view values").displays()[0]["data"]["image/svg+xml"]
+    assert "◀custom_vjp(sp0)" in values
     ok(s, "def sp_bwd(x, g):\n    return (3.0 * g,)")
     assert ok(s, "grad(loss)(1.0)").value == 6.0
     e = err(s, "jvp(softplus, (1.0,), (1.0,))")
@@ -669,8 +671,9 @@ def test_checkpoint_in_a_cell_gives_the_same_derivatives(s):
     for expr in ("grad(twice)(0.3)", "hessian(twice)(0.3)", "jvp(twice, (0.3,), (1.0,))[1]"):
         assert ok(s, expr).value == pytest.approx(ok(s, expr.replace("twice", "twice0")).value,
                                                   rel=1e-14)
-    svg = ok(s, "%grad twice 0.3").displays()[0]["data"]["image/svg+xml"]
-    assert "▶checkpoint(steps)" in svg and "◀checkpoint(steps)" in svg
+    for view in ("", " --view values"):  # (the values view runs the program as parsed)
+        svg = ok(s, "%grad twice 0.3" + view).displays()[0]["data"]["image/svg+xml"]
+        assert "▶checkpoint(steps)" in svg and "◀checkpoint(steps)" in svg
 
 
 def test_an_int_from_a_cell_decides_a_shape_without_static_argnums(s):

@@ -30,7 +30,7 @@ A jet (Taylor mode) of either is refused: it would need a rule per order.
 """
 
 from ..errors import MyiaGradError, MyiaTypeError
-from ..ir import Constant, Graph
+from ..ir import Constant, Graph, manage
 from ..parser import parse
 from ..prim import compile_time
 from ..prim import ops as P
@@ -122,7 +122,7 @@ class Checkpoint:
       ▶f(x1..xn) = (once(x1..xn), ◀f)     (the primal call: nothing kept but the xi)
       ◀f(dout)   = (env(), d1 .. dn)       (d1..dn) = again(dout, x1..xn)
       again(dout, x1..xn) = J(body)(x1..xn)[1](dout)[1:]
-      once(x1..xn) = body(x1..xn)
+      once(x1..xn) = body(x1..xn)     (or as the derivative computes it: see once)
                  graphs of their own that the optimizer does not inline, whose memory
                  the native backend frees when they return (`flags["release_on_return"]`):
                  the values of the forward pass, made again, live only while it runs
@@ -136,12 +136,12 @@ class Checkpoint:
         self.body = body  # the function's own graph, without the rule
         self.forward_body = body
         self._again = None
-        self._scoped = {}
+        self._once = None
 
     def J_graph(self, graph):
         fp, xs = _transform_graph(f"▶{graph.name}", graph, "fprop")
         loc = graph.loc
-        out = fp.apply(Constant(self.scoped("once", self.body)), *xs, loc=loc, name="out")
+        out = fp.apply(Constant(self.once()), *xs, loc=loc, name="out")
         out.primal = graph.output
         bp = Graph(f"◀{graph.name}", graph.loc)
         bp.flags = {"kind": "bprop"}
@@ -151,18 +151,23 @@ class Checkpoint:
         fp.output = fp.apply(P.make_tuple, out, Constant(bp))
         return fp
 
-    def scoped(self, name, fn):
-        """`body:name`, a graph that calls `fn` with its parameters, which the optimizer
-        does not inline and whose memory the native backend frees when it returns,
-        but for what it returns (what the forward pass makes, but the output; what
-        the backward pass makes again, but the cotangents)."""
-        g = self._scoped.get(name)
-        if g is None:
-            g = self._scoped[name] = Graph(f"{self.body.name}:{name}", self.body.loc)
+    def once(self):
+        """The graph (x1..xn) -> body(x1..xn), or J(body)(x1..xn)[0] for a body that
+        calls a function with a rule: the output as the derivative of the body
+        computes it (with the rule's fwd: a second derivative then differentiates
+        what it would without checkpoint).  (Not for the others: a loop's forward
+        pass would keep the residuals it throws away.)"""
+        if self._once is None:
+            body = self.body
+            g = self._once = Graph(f"{body.name}:once", body.loc)
             g.flags = {"kind": "fprop", "noinline": True, "release_on_return": True}
-            xs = [g.add_parameter(p.name, p.loc) for p in fn.parameters]
-            g.output = g.apply(Constant(fn), *xs, loc=self.body.loc)
-        return g
+            xs = [g.add_parameter(p.name, p.loc) for p in body.parameters]
+            if _reaches_a_rule(body):
+                r = g.apply(g.apply(P.J, Constant(body), loc=body.loc), *xs, loc=body.loc)
+                g.output = g.apply(P.tuple_getitem, r, 0, name="out")
+            else:
+                g.output = g.apply(Constant(body), *xs, loc=body.loc)
+        return self._once
 
     def again(self):
         """The graph (dout, x1..xn) -> (d1..dn): the body's forward pass run again, and
@@ -208,6 +213,22 @@ class CheckpointMacro:
 
 
 CHECKPOINT = CheckpointMacro()
+
+
+def _reaches_a_rule(graph):
+    """Whether `graph` calls a function with a custom_vjp or custom_jvp rule (the
+    constant of the function, or of its value graph), directly or through the graphs
+    it reaches."""
+    mng = manage(graph)
+
+    def has_rule(v):
+        v = v.flags.get("transform", v) if isinstance(v, Graph) else v
+        return isinstance(getattr(v, "_rule", None), type) and v._rule in (CustomVJP, CustomJVP) \
+            or isinstance(v, Graph) and isinstance(v.flags.get("custom"), (CustomVJP, CustomJVP))
+
+    return any(has_rule(g) for g in mng.graphs) or any(
+        i.__class__ is Constant and has_rule(i.value)
+        for g in mng.graphs for node in mng.nodes(g) if node.is_apply() for i in node.inputs)
 
 
 def refuse_J_of_J(graph):

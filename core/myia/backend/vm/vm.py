@@ -19,6 +19,7 @@ import numpy as np
 from ...errors import (MyiaError, MyiaOverflowError, MyiaRecursionError, MyiaTypeError,
                        MyiaValueError, memory_error)
 from ...ir import Apply, Constant, Graph, manage
+from ...ir.protocol import is_transform
 from ...ad.forward import JVPMacro, T_graph, lift_closure_T, prim_tangent
 from ...ad.grad import GradMacro, JOf, VJPMacro
 from ...ad.lifting import prim_arity
@@ -272,6 +273,10 @@ class VM:
         handler = self.extra_callables.get(type(fn))
         if handler is not None:
             return None, handler(self, fn, args)
+        if is_transform(fn):
+            # (a transform object in a program run as parsed, not specialized: J of a
+            # function with a rule in the values view of %grad): its generic program
+            return self._enter(Closure(fn.__myia_graph__(), None), args, node)
         raise MyiaTypeError(f"a value of type {type(fn).__name__} is not callable")
 
     def _run(self, fn, args, node):
