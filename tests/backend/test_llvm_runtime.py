@@ -300,6 +300,25 @@ def test_runaway_native_recursion_is_an_error_not_a_crash():
     with pytest.raises(MyiaRecursionError) as e:
         llvm(runaway_pair)(0)
     assert "recursion too deep" in str(e.value)
+    assert e.value.loc is not None and e.value.loc.line == runaway_pair.__code__.co_firstlineno
+
+
+def sum_of_sines_times(x, n):
+    s = 0.0
+    i = 0
+    while i < n:  # (s does not depend on x: the loop is no recursion of the user's)
+        s = s + np.sin(i * 1.0)
+        i = i + 1
+    return s * x
+
+
+def test_a_loop_derivative_past_the_native_stack_names_the_loop():
+    # issue 38: the forward pass of a loop's derivative keeps a frame per iteration
+    with pytest.raises(MyiaRecursionError, match="the derivative of this loop keeps a "
+                                                 "native stack frame per iteration") as e:
+        llvm(myia.grad(sum_of_sines_times))(0.5, 10**8)
+    assert e.value.loc.line == sum_of_sines_times.__code__.co_firstlineno + 3
+    assert "myia.checkpoint" in str(e.value) and "base case" not in str(e.value)
 
 
 def loop(x, n):

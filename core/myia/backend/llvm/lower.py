@@ -95,10 +95,13 @@ class ErrorTable:
             # import here: dispatch imports this module
             from .dispatch import DEEP_STACK_SIZE
 
-            return MyiaRecursionError(
-                f"recursion too deep: the program used the whole native stack "
-                f"({DEEP_STACK_SIZE >> 20} MiB)",
-                hint="check the base case of the recursion")
+            message, hint, loc = ("recursion too deep: the program used the whole "
+                                  "native stack ({a} MiB)",
+                                  "check the base case of the recursion", None)
+            if 0 <= site < len(self.sites):  # (the function that ran out: stack_site)
+                _, (message, hint), loc = self.sites[site]
+            return MyiaRecursionError(message.format(a=DEEP_STACK_SIZE >> 20), loc,
+                                      hint=hint)
         if status == STATUS_NOMEM:
             what, loc = "an array", None
             if 0 <= site < len(self.sites):
@@ -561,6 +564,7 @@ class FnLowering(Emitter):
             guard = b.append_basic_block("guard")
             below = b.icmp_signed("<", cg.frame_address(b), ctx_load(b, self.ctx, "stack_limit"))
             with b.if_then(below, likely=False):
+                ctx_store(b, self.ctx, "err_site", i64(self.stack_site()))
                 b.ret(i32(STATUS_STACK))
             st = b.call(cg.poll_fn(self.module), [self.ctx])
             check_status(b, st)
@@ -582,6 +586,22 @@ class FnLowering(Emitter):
         # the entry block branches to start once all allocas are in
         with b.goto_block(entry_block):
             pass
+
+    def stack_site(self):
+        """The error site of this function's running out of native stack: the loop of
+        a derivative (whose forward pass keeps a frame per iteration) or the
+        recursion it is, at its line."""
+        g = self.entry
+        if ":while_header" in g.name or ":for_header" in g.name:
+            message = ("the derivative of this loop keeps a native stack frame per "
+                       "iteration, and its iterations used the whole native stack ({a} MiB)")
+            hint = ("run fewer iterations, or checkpoint the loop in segments "
+                    "(myia.checkpoint: m segments of k steps keep m + k frames)")
+        else:
+            message = ("recursion too deep: the program used the whole native stack "
+                       "({a} MiB)")
+            hint = "check the base case of the recursion"
+        return self.L.errors.site(MyiaRecursionError, (message, hint), g.loc)
 
     def header(self, g):
         h = self.headers.get(g)

@@ -323,9 +323,7 @@ class VM:
                     frame.pc = pc
                     stack.append(frame)
                     if len(stack) > MAX_DEPTH:
-                        raise MyiaRecursionError(
-                            f"recursion deeper than {MAX_DEPTH} calls", node.loc,
-                            hint="check the base case of the recursion")
+                        raise _too_deep(called.plan.graph, node)
                     frame = called
                 continue
             result = values[plan.output]
@@ -356,6 +354,19 @@ def _memory_error(e, node):
     else:
         nbytes, what = 0, "an array"
     return memory_error(nbytes, what, node.loc)
+
+
+def _too_deep(graph, node):
+    """The error for MAX_DEPTH pending calls, the last of `graph` at `node`: the loop of
+    a derivative (whose forward pass keeps a frame per iteration), or a recursion."""
+    if ":while_" in graph.name or ":for_" in graph.name:  # (its header or body)
+        return MyiaRecursionError(
+            f"the derivative of this loop keeps a frame per iteration, past the VM's "
+            f"{MAX_DEPTH} pending calls", graph.loc,
+            hint="run fewer iterations, or checkpoint the loop in segments "
+                 "(myia.checkpoint: m segments of k steps keep m + k frames)")
+    return MyiaRecursionError(f"recursion deeper than {MAX_DEPTH} calls", node.loc,
+                              hint="check the base case of the recursion")
 
 
 def _as_myia_error(e, args, loc):
