@@ -226,3 +226,74 @@ def test_a_static_flag_that_picks_a_branch_stays_known():
     np.testing.assert_allclose(myia.compile(myia.jacfwd(picked), static_argnums=(1,))(x, False),
                                np.diag(2.0 * x), rtol=1e-15)
     np.testing.assert_allclose(compiled(np.arange(6.0), True), np.full((2, 3), 2.0))
+
+
+# ---- pytrees: tuples, lists and dicts in and out (issue 36, item 2) ---------------------
+
+
+def layer(p):
+    """A dict of parameters in, a (2,) array out."""
+    return np.tanh(p["W"] @ p["x"]) * p["s"]
+
+
+def layer_flat(v):
+    W, x, s = anp.reshape(v[:6], (2, 3)), v[6:9], v[9]
+    return anp.tanh(anp.dot(W, x)) * s
+
+
+P0 = {"W": np.arange(6.0).reshape(2, 3) * 0.1, "x": np.array([1.0, -1.0, 0.5]), "s": 2.0}
+
+
+def several(x):
+    """An array in, a tuple of an array, a number and a list out."""
+    return np.sin(x), np.sum(x * x), [x[0] * 3.0]
+
+
+def test_a_dict_argument_gives_a_dict_of_blocks_as_jax_does():
+    full = autograd.jacobian(layer_flat)(np.concatenate([P0["W"].ravel(), P0["x"], [P0["s"]]]))
+    for jac in (myia.jacfwd, myia.jacrev):
+        J = jac(layer)(P0)
+        assert isinstance(J, dict) and list(J) == ["W", "x", "s"]
+        np.testing.assert_allclose(J["W"], np.reshape(full[:, :6], (2, 2, 3)), rtol=1e-14)
+        np.testing.assert_allclose(J["x"], full[:, 6:9], rtol=1e-14)
+        np.testing.assert_allclose(J["s"], full[:, 9], rtol=1e-14)
+
+
+def test_a_tuple_output_gives_a_tuple_of_jacobians():
+    x = np.array([0.3, 0.7])
+    for jac in (myia.jacfwd, myia.jacrev):
+        a, b, c = jac(several)(x)
+        np.testing.assert_allclose(a, np.diag(np.cos(x)), rtol=1e-15)
+        np.testing.assert_allclose(b, 2.0 * x, rtol=1e-15)
+        assert isinstance(c, list) and len(c) == 1
+        np.testing.assert_allclose(c[0], [3.0, 0.0])
+
+
+def test_the_hessian_of_a_tuple_argument_is_a_tuple_of_tuples_of_blocks():
+    def f(t):
+        return np.sum(t[0] * t[1]) ** 2
+
+    def f_ag(v):
+        return anp.sum(v[:2] * v[2:]) ** 2
+
+    t = (np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+    full = autograd.hessian(f_ag)(np.concatenate(t))
+    H = myia.hessian(f)(t)
+    for i in range(2):
+        for j in range(2):
+            np.testing.assert_allclose(H[i][j], full[2 * i:2 * i + 2, 2 * j:2 * j + 2],
+                                       rtol=1e-14)
+    # (jacfwd of the gradient, a tuple, agrees with jacrev of it)
+    R = myia.jacrev(myia.grad(f))(t)
+    for i in range(2):
+        for j in range(2):
+            np.testing.assert_allclose(R[i][j], H[i][j], rtol=1e-14)
+
+
+def trees_inside(p):
+    return myia.jacrev(layer)(p)["s"] + myia.jacfwd(several)(p["x"])[1][:2]
+
+
+def test_trees_inside_subset_code():
+    expect = np.tanh(P0["W"] @ P0["x"]) + 2.0 * P0["x"][:2]
+    np.testing.assert_allclose(myia.compile(trees_inside)(P0), expect, rtol=1e-14)

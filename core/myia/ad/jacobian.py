@@ -7,7 +7,8 @@
 
 As in JAX, the result for an output of shape o and an argument of shape s has shape
 o + s; with a tuple of argnums it is a tuple of such blocks (for hessian, a tuple of
-tuples: block [i][j] is d/d(arg j) of d f/d(arg i)).  Each of the `*_of` functions
+tuples: block [i][j] is d/d(arg j) of d f/d(arg i)); for tuples, lists and dicts in
+or out (pytrees), the output's tree of the argument's trees of blocks.  Each of the `*_of` functions
 below is parsed like user code, so the derivative programs it builds are ordinary
 programs: a Jacobian inside subset code, or a derivative of one, needs nothing more.
 
@@ -43,18 +44,107 @@ def _stacked(parts, shape):
 def _jacfwd_one(f, k, args):
     x = args[k]
     zeros = tuple(P.zeros_like(a) for a in args)  # (a number's is a number)
-    columns = [jvp(f, args, zeros[:k] + (_basis(x, i),) + zeros[k + 1:])[1]
-               for i in range(np.size(x))]
+    if P.kind_of(x) is not None:  # a tuple, list or dict of arrays: the tree path
+        return _jacfwd_tree(f, k, args, zeros)
+    pairs = [jvp(f, args, zeros[:k] + (_basis(x, i),) + zeros[k + 1:])
+             for i in range(np.size(x))]
+    if P.kind_of(pairs[0][1]) is not None:
+        return _jacfwd_tree(f, k, args, zeros)
+    columns = [pair[1] for pair in pairs]
     return _stacked(columns, np.shape(columns[0]) + np.shape(x))
 
 
 def _rows(y, bprop, k, args):
     """d y / d args[k], a row per element of y, from J(f)(*args) = (y, bprop)."""
     x = args[k]
+    if P.kind_of(x) is not None or P.kind_of(y) is not None:
+        return _rows_tree(y, bprop, k, x)
     rows = [bprop(_basis(y, i))[1 + k] for i in range(np.size(y))]
     # (rows of x's shape stacked last: s + (m,); then the output's axes brought first)
     stacked = _stacked(rows, (np.size(x), np.size(y)))
     return np.reshape(np.transpose(stacked), np.shape(y) + np.shape(x))
+
+
+# ---- pytrees: tuples, lists and dicts of numbers and arrays, in and out -------------------
+#
+# As in JAX, the Jacobian of an output tree with respect to an argument tree is the
+# output's tree whose leaves are argument trees of blocks: the block of output leaf
+# of shape o and argument leaf of shape s has shape o + s.  The trees are flattened
+# to vectors (their leaves raveled one after the other), the Jacobian of the vectors
+# computed as a matrix, and the matrix cut into those blocks.
+
+
+def _jacfwd_tree(f, k, args, zeros):
+    x = args[k]
+    n = _size(x)
+    pairs = [jvp(f, args, zeros[:k] + (_unravel(_unit(n, i), x, 0),) + zeros[k + 1:])
+             for i in range(n)]
+    matrix = np.stack([_ravel(pair[1]) for pair in pairs], axis=-1)  # (m, n)
+    return _out_blocks(matrix, pairs[0][0], x, 0)
+
+
+def _rows_tree(y, bprop, k, x):
+    m = _size(y)
+    matrix = np.stack([_ravel(bprop(_unravel(_unit(m, i), y, 0))[1 + k])
+                       for i in range(m)], axis=0)  # (m, n)
+    return _out_blocks(matrix, y, x, 0)
+
+
+def _unit(n, i):
+    return np.where(np.arange(n) == i, 1.0, 0.0)
+
+
+def _values(t):
+    return P.tuple_as(t, "tuple")  # (a list's or a dict's values, as a tuple)
+
+
+def _size(t):
+    """The number of floats in the tree t."""
+    if P.kind_of(t) is None:
+        return np.size(t)
+    return sum([_size(e) for e in _values(t)])
+
+
+def _offsets(values):
+    """Where each tree of `values` starts in their raveled concatenation."""
+    return tuple(sum([_size(e) for e in values[:i]]) for i in range(len(values)))
+
+
+def _ravel(t):
+    """The leaves of t raveled, one after the other: a vector of _size(t) floats."""
+    if P.kind_of(t) is None:
+        return np.reshape(t * 1.0, (np.size(t),))
+    return np.concatenate([_ravel(e) for e in _values(t)])
+
+
+def _unravel(v, like, o):
+    """The tree of the structure and shapes of `like` whose leaves are read from the
+    vector v, from index o."""
+    if P.kind_of(like) is None:
+        if len(np.shape(like)) == 0:
+            return v[o]
+        return np.reshape(v[o:o + np.size(like)], np.shape(like))
+    values = _values(like)
+    return P.tuple_as(tuple(_unravel(v, e, o + off)
+                            for e, off in zip(values, _offsets(values))), P.kind_of(like))
+
+
+def _out_blocks(matrix, y, x, o):
+    """The output tree y, each leaf the argument tree x of its blocks (its rows of
+    `matrix` from o)."""
+    if P.kind_of(y) is None:
+        return _in_blocks(matrix[o:o + np.size(y)], y, x, 0)
+    values = _values(y)
+    return P.tuple_as(tuple(_out_blocks(matrix, e, x, o + off)
+                            for e, off in zip(values, _offsets(values))), P.kind_of(y))
+
+
+def _in_blocks(rows, y, x, o):
+    if P.kind_of(x) is None:
+        return np.reshape(rows[:, o:o + np.size(x)], np.shape(y) + np.shape(x))
+    values = _values(x)
+    return P.tuple_as(tuple(_in_blocks(rows, y, e, o + off)
+                            for e, off in zip(values, _offsets(values))), P.kind_of(x))
 
 
 def jacfwd_of(f, argnums, args):
