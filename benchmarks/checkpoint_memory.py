@@ -16,25 +16,17 @@ import subprocess
 import sys
 import time
 
-import numpy as np
+from benchmarks.programs import sin_loop
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 M = K = 1000  # M segments of K steps
 
 
-def segment(x, k):
-    i = 0
-    while i < k:
-        x = np.sin(x)
-        i = i + 1
-    return x
-
-
 def loop(x, m, k):
     j = 0
     while j < m:
-        x = segment(x, k)
+        x = sin_loop(x, k)  # (k steps of x = sin(x))
         j = j + 1
     return x
 
@@ -59,7 +51,7 @@ def _child(which):
     import myia
 
     global ck_segment
-    ck_segment = myia.checkpoint(segment)
+    ck_segment = myia.checkpoint(sin_loop)
     fn = {"forward": loop, "gradient": myia.grad(loop),
           "checkpointed gradient": myia.grad(checkpointed)}[which]
     f = myia.compile(fn, backend="llvm")

@@ -45,3 +45,14 @@ def sigint_raises():
         yield
     finally:
         signal.signal(signal.SIGINT, old)
+
+
+@pytest.fixture
+def memory_limit():
+    """`memory_limit(nbytes)` sets the LLVM backend's limit on what one compiled call
+    holds (myia.backend.llvm.runtime); the limit it had comes back after the test."""
+    from myia.backend.llvm import runtime
+
+    before = runtime.memory_limit()
+    yield runtime.set_memory_limit
+    runtime.set_memory_limit(before)

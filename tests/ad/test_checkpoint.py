@@ -11,8 +11,8 @@ import pytest
 
 import myia
 from myia import checkpoint
-from myia.backend.llvm import runtime
 from myia.errors import MyiaGradError, MyiaMemoryError, MyiaTypeError
+from tests.ad.test_must_hold import sin_loop
 
 
 def block(W, x):
@@ -93,14 +93,7 @@ def test_inside_compiled_code():
     np.testing.assert_allclose(myia.compile(inside)(W, X), expect, rtol=1e-13)
 
 
-def segment(x, k):
-    i = 0
-    while i < k:
-        x = np.sin(x)
-        i = i + 1
-    return x
-
-
+segment = sin_loop  # (k steps of x = sin(x))
 ck_segment = checkpoint(segment)
 
 
@@ -118,13 +111,6 @@ def long_loop_plain(x, m, k):
         x = segment(x, k)
         j = j + 1
     return x
-
-
-@pytest.fixture
-def memory_limit():
-    before = runtime.memory_limit()
-    yield runtime.set_memory_limit
-    runtime.set_memory_limit(before)
 
 
 def test_a_million_steps_in_segments_keep_one_segments_values(memory_limit):

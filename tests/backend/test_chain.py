@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 import myia
-from myia.backend.llvm import runtime
 from myia.errors import MyiaMemoryError
 from tests.ad.test_must_hold import sin_loop
 
@@ -43,13 +42,6 @@ def test_a_long_loop_gradient_fills_full_size_segments():
     n = 200_003
     g = myia.compile(myia.grad(sin_loop), backend="llvm")(0.5, n)
     assert g == pytest.approx(_sin_loop_grad(0.5, n), rel=1e-9)
-
-
-@pytest.fixture
-def memory_limit():
-    before = runtime.memory_limit()
-    yield runtime.set_memory_limit
-    runtime.set_memory_limit(before)
 
 
 def test_a_million_step_loop_gradient_keeps_about_ten_bytes_an_iteration(memory_limit):
