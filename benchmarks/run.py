@@ -400,6 +400,7 @@ from benchmarks.numpy_functions import bench_numpy_functions  # noqa: E402
 from benchmarks.training import bench_training  # noqa: E402
 from benchmarks.loop_memory import bench_loop_memory  # noqa: E402
 from benchmarks.checkpoint_memory import bench_checkpoint  # noqa: E402
+from benchmarks.jacobians import bench_jacobians  # noqa: E402
 from benchmarks.nested_ad import bench_nested  # noqa: E402
 
 BENCHES = {"mlp": bench_mlp, "sin": bench_sin, "fan": bench_fan, "call": bench_call,
@@ -407,7 +408,8 @@ BENCHES = {"mlp": bench_mlp, "sin": bench_sin, "fan": bench_fan, "call": bench_c
            "higher_order": bench_higher_order, "jet": bench_jet,
            "numpy": bench_numpy_functions, "drawing": bench_drawing,
            "training": bench_training, "loop_memory": bench_loop_memory,
-           "checkpoint": bench_checkpoint, "nested": bench_nested}
+           "checkpoint": bench_checkpoint, "jacobians": bench_jacobians,
+           "nested": bench_nested}
 
 
 # ---- the report --------------------------------------------------------------------------------
