@@ -166,5 +166,8 @@ def checkpoint(fn):
     it reaches the call.  Checkpointing the body of a long loop in segments
     (`for _ in range(m): x = checkpoint(segment)(x)`, where segment runs k steps)
     makes the gradient keep m + k steps' values instead of m * k.  Forward mode (jvp,
-    jet) keeps nothing between passes: there it is fn itself."""
+    jet) keeps nothing between passes: there it is fn itself.  Inside compiled code,
+    `checkpoint(fn)` takes a def that captures nothing, and vjp, jacrev and hessian of
+    a program that calls it there are refused: `ck = checkpoint(segment)` made
+    outside the program works with every transform."""
     return CheckpointFunction(fn)
