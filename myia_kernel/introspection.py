@@ -50,6 +50,13 @@ class IntrospectionMixin:
                 names += sorted("%%" + n for n in _magics.CELL_MAGICS
                                 if n.startswith(m.group(2)))
             return names, cursor_pos - len(line), cursor_pos
+        m = re.match(r"^%(\w+)\s.*?(\S*)\s+(\S*)$", line)
+        options = m and _magics.OPTION_COMPLETIONS.get(m.group(1), {})
+        if options and (m.group(3).startswith("-") or m.group(2) in options):
+            # an option of a magic, or its value: `%grad f 2.0 --v`, `--view v`
+            word = m.group(3)
+            found = options.get(m.group(2)) or (tuple(options) if word.startswith("-") else ())
+            return [o for o in found if o.startswith(word)], cursor_pos - len(word), cursor_pos
         m = re.match(r"^%(\w+)\s+(?:(\S+)\s+)?(\S*)$", line)
         if m and m.group(1) in _magics.ARG_COMPLETIONS:
             options = _magics.ARG_COMPLETIONS[m.group(1)](self, m.group(2))

@@ -248,11 +248,16 @@ def magic_grad(session, line):
             _show_transform(session, derivative, what)
         elif v == "values" and args:
             _show_values(session, derivative, what, args)
+        elif v == "values":  # (--view all without example arguments)
+            session.print(f"(the values view runs {name}: give example arguments to see "
+                          f"it, e.g. `%grad {name} 2.0 --view all`)")
         elif v == "optimized":
             _show_optimized(session, fn, derivative, name, what, args)
 
 
 GRAD_VIEWS = ("transform", "values", "optimized", "all")
+#: magic -> {option: the values it takes (() for a number)}, for completion
+OPTION_COMPLETIONS = {"grad": {"--view": GRAD_VIEWS, "--order": ()}}
 #: the largest transform drawn by default (drawn items, the library's graphs left out)
 READABLE_ITEMS = 160
 

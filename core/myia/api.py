@@ -473,6 +473,16 @@ class _VJPFunction:
         d = self.pipeline.vm.call(self.bprop, [internal_value(cotangent)])
         return tuple(structured_like(g, p) for g, p in zip(d[1:], self.primals))
 
+    def __repr__(self):
+        return _vjp_fn_repr(self.primals)
+
+
+def _vjp_fn_repr(primals):
+    """How the vjp_fn of `myia.vjp` shows (in a kernel cell's result): what it is
+    and how to call it, not an object's address."""
+    return (f"<vjp_fn at {len(primals)} primal{'s' if len(primals) != 1 else ''}: "
+            f"call it with a cotangent like the output>")
+
 
 class _VJPApplyFunction(_Transformed):
     """The program `(primals..., ct) -> the cotangents of the primals`."""
@@ -502,6 +512,9 @@ class _NativeVJPFunction:
         except MyiaError as e:  # (without the compiler's frames)
             e.__traceback__ = None
             raise e from None
+
+    def __repr__(self):
+        return _vjp_fn_repr(self.primals)
 
 
 def _float_data(x):

@@ -292,6 +292,8 @@ def test_grad_views(s):
     assert len(r.displays()) == 4  # transform, values, primal and adjoint optimized
     assert "adjoint/primal operations" in r.text()
     assert err(s, "%grad f --view values")["ename"] == "UsageError"  # needs arguments
+    r = ok(s, "%grad f --view all")  # (all there is without them, and a word on values)
+    assert len(r.displays()) == 3 and "give example arguments to see it" in r.text()
     assert err(s, "%grad f --view nosuch")["ename"] == "UsageError"
 
 
@@ -418,6 +420,15 @@ def test_help_on_a_name_is_a_page(s):
 # ---- completion, inspection, is_complete ---------------------------------------------
 
 
+def test_vjp_in_a_cell_shows_what_its_function_is(s):
+    # issue 37: not an object's repr with an address
+    ok(s, "def f(x):\n    return x * x")
+    r = ok(s, "vjp(f, 3.0)")
+    assert result_text(r) == "(9.0, <vjp_fn at 1 primal: call it with a cotangent like " \
+                             "the output>)"
+    assert ok(s, "vjp(f, 3.0)[1](1.0)").value == (6.0,)
+
+
 def test_completion(s):
     ok(s, "def square(x):\n    return x * x")
     assert s.complete("%gr") == (["%grad"], 0, 3)
@@ -428,6 +439,10 @@ def test_completion(s):
     assert "np.tanh" in matches and start == 0
     assert s.complete("%backend l")[0] == ["llvm"]
     assert "optimized" in s.complete("%ir square o")[0]
+    # a magic's options and their values (issue 37: `--v` offered value_and_grad)
+    assert s.complete("%grad square --v") == (["--view"], 13, 16)
+    assert s.complete("%grad square 2.0 --")[0] == ["--view", "--order"]
+    assert s.complete("%grad square 2.0 --view v") == (["values"], 24, 25)
 
 
 def test_inspection(s):
