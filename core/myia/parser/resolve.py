@@ -168,6 +168,12 @@ class Resolver:
                            loc=loc)
 
     def _unsupported(self, value, loc, text):
+        if value is print:  # (compiled code writes nothing: say how to see values)
+            return MyiaSourceError(
+                f"cannot compile `{text}`: compiled code has no output but its result",
+                loc, hint="return what you want to see, or draw it: in the Myia kernel, "
+                          "`%grad f 2.0 --view values` shows the value of every node of f "
+                          "and of its derivative")
         if value is range:
             return MyiaSyntaxError(
                 "`range` is only supported as the iterable of a `for` loop", loc,
