@@ -462,6 +462,17 @@ class TransformFunction:
     def sort_key(self):
         return (3, self.name, id(self.transform), 0)
 
+
+def transform_target(option):
+    """What a transform built per call types takes for the function `option` (a
+    GraphFunction or a TransformFunction): the graph, or the object whose value graph
+    it is (`flags["transform"]`), or the transform; else None."""
+    if option.__class__ is GraphFunction:
+        return option.graph.flags.get("transform", option.graph)
+    if option.__class__ is TransformFunction:
+        return option.transform
+    return None
+
     def __repr__(self):
         return self.name
 

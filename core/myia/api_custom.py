@@ -90,6 +90,7 @@ class CustomVJPFunction(_CustomFunction):
 
     _kind_name = "custom_vjp"
     _rule = CustomVJP
+    has_rule = True  # (a derivative rule of the user's: see myia.ad.custom.Checkpoint.once)
 
     def defvjp(self, fwd, bwd):
         """Set the rule: `fwd(*args)` returns `(output, residuals)`; `bwd(residuals,
@@ -103,6 +104,7 @@ class CustomJVPFunction(_CustomFunction):
 
     _kind_name = "custom_jvp"
     _rule = CustomJVP
+    has_rule = True
     # J of a program that calls it waits for the program's typed, optimized form
     # (myia.ad.forward.uses_forward_mode): there, the primal calls that its rule makes
     # (the rule of f usually calls f) are gone from the tangent map J transposes,

@@ -3,7 +3,7 @@
 `checkpoint`, whose backward pass computes its forward pass again.
 
 The API (myia.api_custom) gives such a function a copy of its graph that carries the
-rule (`flags["custom"]`, a CustomVJP or a CustomJVP).  The optimizer never inlines
+rule (`flags["custom"]`, a CustomVJP, a CustomJVP or a Checkpoint).  The optimizer never inlines
 that graph nor changes its parameters (`flags["noinline"]`; myia.opt.interproc), so a
 program that calls it still calls it when J or T meets the call, and they build the
 transform from the rule instead of from the body:
@@ -25,7 +25,7 @@ A jet (Taylor mode) of either is refused: it would need a rule per order.
   checkpoint (no rule: JAX's `jax.checkpoint`, rematerialization):
     ▶f(x1..xn) = (f(x1..xn), ◀f)     keeps only the arguments
     ◀f(dout)   = J(f)(x1..xn)[1](dout): the forward pass again, then the backward
-                 (in a graph of its own, whose memory is freed when it returns)
+    (each in a graph of its own, whose memory is freed when it returns: Checkpoint)
     T(f), jet: the body's
 """
 
@@ -57,16 +57,11 @@ class CustomVJP:
         r = fp.apply(_checked_graph(_pair_checked), r, "fwd", self.name, loc=floc)
         out = fp.apply(P.tuple_getitem, r, 0, loc=floc, name="out")
         res = fp.apply(P.tuple_getitem, r, 1, loc=floc, name="residuals")
-        out.primal = graph.output
-        bp = Graph(f"◀{graph.name}", graph.loc)
-        bp.flags = {"kind": "bprop"}
-        dout = bp.add_parameter("dout")
+        bp, dout = _backpropagator(graph)
         bloc = self.bwd.loc
         d = bp.apply(Constant(self.bwd, bloc), res, dout, loc=bloc, name="bwd")
         d = bp.apply(_checked_graph(_bwd_checked), d, len(xs), self.name, loc=bloc)
-        bp.output = _with_env(bp, d, graph, bloc)
-        fp.output = fp.apply(P.make_tuple, out, Constant(bp))
-        return fp
+        return _finish(fp, out, bp, d, graph, bloc)
 
     def T_graph(self, graph):
         raise refuse_forward(graph, "jvp")
@@ -100,18 +95,13 @@ class CustomJVP:
         pair = fp.apply(_checked_graph(_jvp_rule_fprop), Constant(self.jvp, loc),
                         fp.apply(P.make_tuple, *xs), self.name, loc=loc)
         out = fp.apply(P.tuple_getitem, pair, 0, loc=loc, name="out")
-        out.primal = graph.output
         transpose = fp.apply(P.tuple_getitem, pair, 1, loc=loc, name="transpose")
-        bp = Graph(f"◀{graph.name}", graph.loc)
-        bp.flags = {"kind": "bprop"}
-        dout = bp.add_parameter("dout")
+        bp, dout = _backpropagator(graph)
         d = bp.apply(transpose, dout, loc=loc, name="d")
-        bp.output = _with_env(bp, d, graph, loc)
-        fp.output = fp.apply(P.make_tuple, out, Constant(bp))
         # (J of this graph as it is, untyped, would meet the rule's call of the function
         # inside the transposed map, whose J is this graph again: see refuse_J_of_J)
         fp.flags["transposes"] = self
-        return fp
+        return _finish(fp, out, bp, d, graph, loc)
 
 
 class Checkpoint:
@@ -134,22 +124,20 @@ class Checkpoint:
     def __init__(self, name, body):
         self.name = name
         self.body = body  # the function's own graph, without the rule
-        self.forward_body = body
         self._again = None
         self._once = None
+
+    @property
+    def forward_body(self):
+        return self.body
 
     def J_graph(self, graph):
         fp, xs = _transform_graph(f"▶{graph.name}", graph, "fprop")
         loc = graph.loc
         out = fp.apply(Constant(self.once()), *xs, loc=loc, name="out")
-        out.primal = graph.output
-        bp = Graph(f"◀{graph.name}", graph.loc)
-        bp.flags = {"kind": "bprop"}
-        dout = bp.add_parameter("dout")
+        bp, dout = _backpropagator(graph)
         d = bp.apply(Constant(self.again()), dout, *xs, loc=loc, name="d")
-        bp.output = _with_env(bp, d, graph, loc)
-        fp.output = fp.apply(P.make_tuple, out, Constant(bp))
-        return fp
+        return _finish(fp, out, bp, d, graph, loc)
 
     def once(self):
         """The graph (x1..xn) -> body(x1..xn), or J(body)(x1..xn)[0] for a body that
@@ -221,9 +209,9 @@ def _reaches_a_rule(graph):
     it reaches."""
     mng = manage(graph)
 
-    def has_rule(v):
+    def has_rule(v):  # (a function object of the API says so: myia.api_custom)
         v = v.flags.get("transform", v) if isinstance(v, Graph) else v
-        return isinstance(getattr(v, "_rule", None), type) and v._rule in (CustomVJP, CustomJVP) \
+        return getattr(v, "has_rule", False) \
             or isinstance(v, Graph) and isinstance(v.flags.get("custom"), (CustomVJP, CustomJVP))
 
     return any(has_rule(g) for g in mng.graphs) or any(
@@ -267,15 +255,25 @@ def _transform_graph(name, graph, kind):
     return g, params
 
 
-def _with_env(bp, d, graph, loc):
-    """(env(), d[0], ..., d[n-1]): a backpropagator's output, from the tuple `d` of
-    the cotangents of `graph`'s parameters."""
+def _backpropagator(graph):
+    """A new ◀graph and its parameter dout."""
+    bp = Graph(f"◀{graph.name}", graph.loc)
+    bp.flags = {"kind": "bprop"}
+    return bp, bp.add_parameter("dout")
+
+
+def _finish(fp, out, bp, d, graph, loc):
+    """Make ▶graph `fp` return (out, bp) and ◀graph `bp` return (env(), d[0], ...,
+    d[n-1]), from the tuple `d` of the cotangents of `graph`'s parameters."""
+    out.primal = graph.output
     ds = []
     for i, p in enumerate(graph.parameters):
         di = bp.apply(P.tuple_getitem, d, i, loc=loc, name=f"∂{p.name}")
         di.adjoint = p
         ds.append(di)
-    return bp.apply(P.make_tuple, bp.apply(P.env_new), *ds)
+    bp.output = bp.apply(P.make_tuple, bp.apply(P.env_new), *ds)
+    fp.output = fp.apply(P.make_tuple, out, Constant(bp))
+    return fp
 
 
 # ---- written in the subset --------------------------------------------------------------

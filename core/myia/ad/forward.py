@@ -21,7 +21,7 @@ from ..ir.protocol import is_transform
 from ..parser import parse
 from ..prim import Primitive
 from ..prim import ops as P
-from .custom import custom_rule
+from .custom import custom_rule, forward_graph
 from .lifting import laid_out_parameters, lifted_copy, lifted_with_layout, prim_arity
 
 _prim_tangents = {}
@@ -31,9 +31,9 @@ def T_graph(graph):
     """`T(graph)`, for a graph with no free variables."""
     tg = graph.derived.get("T")
     if tg is None:
-        rule = custom_rule(graph)
-        if rule is not None and rule.forward_body is not None:  # (checkpoint)
-            tg = graph.derived["T"] = T_graph(rule.forward_body)
+        rule, body = custom_rule(graph), forward_graph(graph)
+        if body is not graph:  # (checkpoint: forward mode is the body's)
+            tg = graph.derived["T"] = T_graph(body)
         elif rule is not None:  # the user's rule, not the body (myia.ad.custom)
             tg = graph.derived["T"] = rule.T_graph(graph)
         else:

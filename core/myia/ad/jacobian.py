@@ -44,12 +44,11 @@ def _stacked(parts, shape):
 def _jacfwd_one(f, k, args):
     x = args[k]
     zeros = tuple(P.zeros_like(a) for a in args)  # (a number's is a number)
-    if P.kind_of(x) is not None:  # a tuple, list or dict of arrays: the tree path
-        return _jacfwd_tree(f, k, args, zeros)
-    pairs = [jvp(f, args, zeros[:k] + (_basis(x, i),) + zeros[k + 1:])
-             for i in range(np.size(x))]
-    if P.kind_of(pairs[0][1]) is not None:
-        return _jacfwd_tree(f, k, args, zeros)
+    pairs = [jvp(f, args, zeros[:k] + (_direction(x, i),) + zeros[k + 1:])
+             for i in range(_size(x))]
+    if P.kind_of(x) is not None or P.kind_of(pairs[0][1]) is not None:  # (trees)
+        matrix = np.stack([_ravel(pair[1]) for pair in pairs], axis=-1)  # (m, n)
+        return _out_blocks(matrix, pairs[0][0], x, 0)
     columns = [pair[1] for pair in pairs]
     return _stacked(columns, np.shape(columns[0]) + np.shape(x))
 
@@ -57,9 +56,9 @@ def _jacfwd_one(f, k, args):
 def _rows(y, bprop, k, args):
     """d y / d args[k], a row per element of y, from J(f)(*args) = (y, bprop)."""
     x = args[k]
-    if P.kind_of(x) is not None or P.kind_of(y) is not None:
-        return _rows_tree(y, bprop, k, x)
-    rows = [bprop(_basis(y, i))[1 + k] for i in range(np.size(y))]
+    rows = [bprop(_direction(y, i))[1 + k] for i in range(_size(y))]
+    if P.kind_of(x) is not None or P.kind_of(y) is not None:  # (trees)
+        return _out_blocks(np.stack([_ravel(r) for r in rows], axis=0), y, x, 0)  # (m, n)
     # (rows of x's shape stacked last: s + (m,); then the output's axes brought first)
     stacked = _stacked(rows, (np.size(x), np.size(y)))
     return np.reshape(np.transpose(stacked), np.shape(y) + np.shape(x))
@@ -74,20 +73,12 @@ def _rows(y, bprop, k, args):
 # computed as a matrix, and the matrix cut into those blocks.
 
 
-def _jacfwd_tree(f, k, args, zeros):
-    x = args[k]
-    n = _size(x)
-    pairs = [jvp(f, args, zeros[:k] + (_unravel(_unit(n, i), x, 0),) + zeros[k + 1:])
-             for i in range(n)]
-    matrix = np.stack([_ravel(pair[1]) for pair in pairs], axis=-1)  # (m, n)
-    return _out_blocks(matrix, pairs[0][0], x, 0)
-
-
-def _rows_tree(y, bprop, k, x):
-    m = _size(y)
-    matrix = np.stack([_ravel(bprop(_unravel(_unit(m, i), y, 0))[1 + k])
-                       for i in range(m)], axis=0)  # (m, n)
-    return _out_blocks(matrix, y, x, 0)
+def _direction(x, i):
+    """The i-th basis direction of the space of x: of a tree, the i-th of its raveled
+    leaves, as a tree like x."""
+    if P.kind_of(x) is None:
+        return _basis(x, i)
+    return _unravel(_unit(_size(x), i), x, 0)
 
 
 def _unit(n, i):

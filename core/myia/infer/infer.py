@@ -61,6 +61,7 @@ from ..ir.clone import clone, inline
 from ..prim import ops as P
 from ..abstract import (
     TransformFunction,
+    transform_target,
     ANY,
     BOTTOM,
     ENV_ANY,
@@ -720,10 +721,8 @@ class Inferrer:
         fo = next(iter(f.options)) if f.__class__ is AFunction and len(f.options) == 1 \
             else None
         target = None
-        if fo.__class__ is GraphFunction and not self.infos[fo.graph].free_variables:
-            target = fo.graph.flags.get("transform", fo.graph)
-        elif fo.__class__ is TransformFunction:
-            target = fo.transform
+        if not (fo.__class__ is GraphFunction and self.infos[fo.graph].free_variables):
+            target = transform_target(fo)
         if target is None:
             raise MyiaGradError(
                 "checkpoint inside compiled code takes one def that captures nothing "
@@ -743,14 +742,12 @@ class Inferrer:
                 or len(f.options) != 1:
             return None
         (fo,) = f.options
-        if fo.__class__ is GraphFunction:
-            if fo.context is not None or self.infos[fo.graph].free_variables:
-                return None
-            # (the value graph of a transform object: the object itself)
-            target = fo.graph.flags.get("transform", fo.graph)
-        elif fo.__class__ is TransformFunction:
-            target = fo.transform
-        else:
+        if fo.__class__ is GraphFunction and (
+                fo.context is not None or self.infos[fo.graph].free_variables):
+            return None
+        # (the value graph of a transform object: the object itself)
+        target = transform_target(fo)
+        if target is None:
             return None
         if not self.only_called(ctx.graph, node):
             return None

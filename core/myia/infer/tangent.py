@@ -39,7 +39,7 @@ from ..ir import Apply, Constant, Graph
 from ..prim import ops as P
 from ..abstract import (NOT_CONSTANT, AFunction, ATuple, BOTTOM, GraphFunction,
                        MacroFunction, PrimitiveFunction, TransformFunction, constant_value,
-                       join)
+                       join, transform_target)
 from .records import TRecord
 
 #: fn -> the transform object of T(fn) built per signature; set by myia.api (the
@@ -246,7 +246,6 @@ def expand_jet(inf, ctx, node, opt, args):
     f = args[0]
     fo = next(iter(f.options)) if f.__class__ is AFunction and len(f.options) == 1 \
         else None
-    target = None
     if fo.__class__ is GraphFunction and inf.infos[fo.graph].free_variables:
         laid_out = capture_layout(inf, fo, (fo.graph,))
         if laid_out is None:
@@ -257,10 +256,7 @@ def expand_jet(inf, ctx, node, opt, args):
         record = TRecord()
         record.parts[fo] = ("lift", callee)
         return result, record
-    if fo.__class__ is GraphFunction:
-        target = fo.graph.flags.get("transform", fo.graph)
-    elif fo.__class__ is TransformFunction:
-        target = fo.transform
+    target = transform_target(fo)
     if target is None:
         raise MyiaGradError(
             f"jet inside subset code takes one known function, not {f}",

@@ -198,3 +198,11 @@ class EnvKey:
 
 def is_graph_constant(node):
     return isinstance(node, Constant) and isinstance(node.value, Graph)
+
+
+def is_loop_graph(graph):
+    """Whether the parser made `graph` for a loop, its header or its body
+    (`f:while_header`, `f:for_body`: myia.parser.parse), or a transform made it of
+    one (`▶f:while_header`): a chain of its calls is a loop's iterations."""
+    return any(f":{loop}_{part}" in graph.name
+               for loop in ("while", "for") for part in ("header", "body"))

@@ -46,7 +46,7 @@ import numpy as np
 
 from ...errors import (MyiaBackendError, MyiaError, MyiaMemoryError, MyiaRecursionError,
                        MyiaTypeError, memory_error)
-from ...ir import Apply, Constant, Graph, Parameter, manage
+from ...ir import Apply, Constant, Graph, Parameter, is_loop_graph, manage
 from ...prim import Primitive
 from ...prim import ops as P
 from . import abstracts, cg, chain
@@ -592,7 +592,7 @@ class FnLowering(Emitter):
         a derivative (whose forward pass keeps a frame per iteration) or the
         recursion it is, at its line."""
         g = self.entry
-        if ":while_header" in g.name or ":for_header" in g.name:
+        if is_loop_graph(g):
             message = ("the derivative of this loop keeps a native stack frame per "
                        "iteration, and its iterations used the whole native stack ({a} MiB)")
             hint = ("run fewer iterations, or checkpoint the loop in segments "
@@ -652,20 +652,15 @@ class FnLowering(Emitter):
                 continue
             self.node = node  # (an allocation failing here names it)
             env[node] = self.lower_apply(node)
+        out = g.output
         if g.flags.get("release_on_return"):
             # (a checkpoint's forward pass made again, and its backward pass: what
             # they made is dead once the cotangents are out, see myia.ad.custom)
-            out = g.output
             v = self.lower_call(out, tail=False) \
                 if isinstance(out, Apply) and self.is_call(out) else self.value(out)
-            t = self.ltype(g.output)
-            if self.stack is None and _plain(t):
-                v = self.returned_alone(v, t, out)
-                self.release_arena([v], [t])
-                self.rewind_bump()
-            self.ret_value(v, t, g.output)
+            self.ret_value(self.released_but(v, self.ltype(out), out), self.ltype(out), out)
             return
-        self.ret_value(self.value(g.output), self.ltype(g.output), g.output)
+        self.ret_value(self.value(out), self.ltype(out), out)
 
     def ret_value(self, v, t, node):
         b = self.b
@@ -974,6 +969,15 @@ class FnLowering(Emitter):
     def can_join(self, g):
         """A graph called in tail position becomes a block of this function."""
         return True
+
+    def released_but(self, v, t, node):
+        """v, once all the function made but v is freed (where release_arena can)."""
+        if self.stack is not None or not _plain(t):
+            return v
+        v = self.returned_alone(v, t, node)
+        self.release_arena([v], [t])
+        self.rewind_bump()
+        return v
 
     def returned_alone(self, v, t, node):
         """v (of type t), its arrays copied into blocks of their own: release_arena

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...errors import (MyiaError, MyiaOverflowError, MyiaRecursionError, MyiaTypeError,
                        MyiaValueError, memory_error)
-from ...ir import Apply, Constant, Graph, manage
+from ...ir import Apply, Constant, Graph, is_loop_graph, manage
 from ...ir.protocol import is_transform
 from ...ad.forward import JVPMacro, T_graph, lift_closure_T, prim_tangent
 from ...ad.grad import GradMacro, JOf, VJPMacro
@@ -359,7 +359,7 @@ def _memory_error(e, node):
 def _too_deep(graph, node):
     """The error for MAX_DEPTH pending calls, the last of `graph` at `node`: the loop of
     a derivative (whose forward pass keeps a frame per iteration), or a recursion."""
-    if ":while_" in graph.name or ":for_" in graph.name:  # (its header or body)
+    if is_loop_graph(graph):
         return MyiaRecursionError(
             f"the derivative of this loop keeps a frame per iteration, past the VM's "
             f"{MAX_DEPTH} pending calls", graph.loc,
