@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 import myia
@@ -128,6 +129,60 @@ def test_loop_values_the_gradient_does_not_need_are_not_computed(backend):
     assert myia.compile(myia.grad(with_value_needed), backend=backend)(0.7, 3) == \
         pytest.approx(want)
     assert want == pytest.approx(0.7 ** 7 / 2 ** 7 * 8, rel=1e-12)
+
+
+# ---- symbolic zeros through a loop's carry (forward mode) ------------------------------
+# jvp threads a tangent through every value a loop carries; a step size the loop
+# halves on its own has a zero tangent at entry and keeps it: nothing computes it
+# (JAX's symbolic zeros through a while loop)
+
+
+def damped(x, n):
+    eta = 1.0
+    i = 0
+    while i < n:
+        eta = eta / 2.0
+        x = x + eta * np.sin(x)
+        i = i + 1
+    return x
+
+
+def damped_jvp(x, t, n):
+    return myia.jvp(lambda y: damped(y, n), (x,), (t,))
+
+
+def accumulated(x, n):
+    # `a` starts as a constant, but its tangent is x's from the first iteration on
+    a = 0.0
+    i = 0
+    while i < n:
+        a = a * 0.5 + x
+        i = i + 1
+    return a
+
+
+def accumulated_jvp(x, t, n):
+    return myia.jvp(lambda y: accumulated(y, n), (x,), (t,))
+
+
+def _central(f, x, h=1e-6):
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+def test_a_tangent_a_loop_keeps_zero_is_not_computed(backend):
+    names = prim_names(optimized(damped_jvp, 0.3, 1.0, 4))
+    # eta / 2.0 once: the primal's; its tangent (0 / 2.0) is not computed
+    assert names.count("truediv") == 1, names
+    out, tangent = myia.compile(damped_jvp, backend=backend)(0.3, 1.0, 4)
+    assert out == pytest.approx(damped(0.3, 4), rel=1e-12)
+    assert tangent == pytest.approx(_central(lambda y: damped(y, 4), 0.3), rel=1e-7)
+    assert (out, tangent) == pytest.approx(myia.compile(damped_jvp, backend="vm")(0.3, 1.0, 4))
+
+
+def test_a_carry_whose_tangent_becomes_nonzero_keeps_it(backend):
+    out, tangent = myia.compile(accumulated_jvp, backend=backend)(0.3, 1.0, 5)
+    assert out == pytest.approx(accumulated(0.3, 5), rel=1e-12)
+    assert tangent == pytest.approx(sum(0.5 ** k for k in range(5)), rel=1e-12)
 
 
 # ---- `while True` loops: a branch that only calls the loop's continuation -----------

@@ -31,7 +31,7 @@ from ..errors import MyiaGradError, MyiaShapeError, MyiaStaticError, MyiaTypeErr
 from ..ir import EnvKey
 from ..prim import all_primitives
 from ..prim import ops as P
-from ..prim.grad_ops import ZERO
+from ..prim.grad_ops import ZERO, keep_symbolic
 from ..prim.logic import range_message
 from ..prim.shape import DTYPES
 from ..abstract import (
@@ -81,7 +81,7 @@ def infer_primitive(prim, args):
         if all(v is not NOT_CONSTANT for v in values):
             try:
                 with np.errstate(all="ignore"):
-                    result = prim.impl(*values)
+                    result = keep_symbolic(prim, values, prim.impl(*values))
             except Exception:  # noqa: BLE001  (let the rule say what is wrong)
                 pass
             else:

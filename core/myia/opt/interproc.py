@@ -11,6 +11,8 @@ graph are known, provided no function value escapes to a place that calls it uns
     drop_dead_entries  a tuple entry callers only hand back up is never computed.
     drop_dead_arguments  an argument that only feeds the same arguments of further
                      calls, through float arithmetic, becomes a constant.
+    zero_arguments   an argument (or a tuple argument's entry) that every caller
+                     passes as a symbolic zero is read as one inside the callee.
     narrow_outputs   every caller of graphs f1..fn reads the same projection P of the
                      result (tuple_getitem(., i) or env_getitem(., k, d)): each fi returns
                      P(its output), and the callers use the call itself.
@@ -21,9 +23,12 @@ graph are known, provided no function value escapes to a place that calls it uns
 
 from ..abstract import (AConstant, AEnv, AFunction, AScalar, ATuple, GraphFunction,
                               PartialFunction)
-from ..ir import Apply, Constant, Graph, manage
+from ..ir import Apply, Constant, Graph, Parameter, manage
 from ..prim import Primitive
 from ..prim import ops as P
+from ..prim.grad_ops import SymbolicZero
+from .match import calls
+from .zeros import is_float_value, is_zero, linear_zero_inputs, zero_of
 
 #: primitives that only carry function values (never call them)
 _NONE = AConstant(None)
@@ -447,6 +452,122 @@ def _is_none(node):
     return isinstance(node, Constant) and node.value is None
 
 
+# ---- zero arguments -----------------------------------------------------------------
+
+
+def zero_arguments(root, cg=None):
+    """A parameter, or an entry of a tuple parameter, that every caller passes as a
+    symbolic zero (`myia.opt.zeros`) is read as one.  This is JAX's symbolic zero
+    through a loop's carry: forward mode threads a tangent through every value a loop
+    carries, and where the loop's state does not depend on the perturbed input (a
+    step size, an inner optimization's iterate) the tangent is zero at entry and the
+    body only keeps it zero; the local rules cannot see that, since the body reads it
+    from a parameter.
+
+    Optimistic, as constant propagation over a loop: every float parameter (or entry)
+    of a graph whose callers are all known starts as zero; one whose caller passes
+    something else than a symbolic zero, another such parameter, or a linear function
+    of those (`zeros.linear_zero_inputs`) stops being one, until none does.  Returns
+    the number of parameters (entries) whose reads became zeros."""
+    cg = cg or CallGraph(root)
+    if not cg.ok:
+        return 0
+    mng = cg.mng
+    sites_of = {}
+    for site, graphs in cg.sites.items():
+        for g in graphs or ():
+            sites_of.setdefault(g, []).append(site)
+    where = {}  # parameter -> (its graph, its position)
+    zero = set()  # (graph, position, tuple entry or None for the whole parameter)
+    for g, sites in sites_of.items():
+        if not cg.known(g) or any(len(s.inputs) != len(g.parameters) + 1 for s in sites):
+            continue
+        for k, p in enumerate(g.parameters):
+            where[p] = (g, k)
+            a = p.abstract
+            if is_float_value(a):
+                zero.add((g, k, None))
+            elif isinstance(a, ATuple):
+                zero.update((g, k, i) for i, e in enumerate(a.elements) if is_float_value(e))
+    if not zero:
+        return 0
+
+    def entry_zero(tup, i, memo):
+        """Is entry i of the tuple `tup` zero, as far as `zero` says?"""
+        if tup.__class__ is Parameter:
+            gk = where.get(tup)
+            return gk is not None and (*gk, i) in zero
+        if tup.__class__ is Constant:
+            v = tup.value
+            return isinstance(v, tuple) and i < len(v) and v[i].__class__ is SymbolicZero
+        if calls(tup, P.make_tuple):
+            return i + 1 < len(tup.inputs) and is_zero_under(tup.inputs[i + 1], memo)
+        return False
+
+    def is_zero_under(node, memo):
+        r = memo.get(node)
+        if r is None:
+            memo[node] = False  # (a cycle reads as not zero)
+            r = memo[node] = _zero_under(node, memo)
+        return r
+
+    def _zero_under(node, memo):
+        if is_zero(node):
+            return True
+        if node.__class__ is Parameter:
+            gk = where.get(node)
+            return gk is not None and (*gk, None) in zero
+        if node.__class__ is not Apply or node.inputs[0].__class__ is not Constant:
+            return False
+        prim, args = node.inputs[0].value, node.inputs[1:]
+        if prim is P.make_tuple:  # (a tuple of zeros: what concatenate reads)
+            return all(is_zero_under(a, memo) for a in args)
+        if prim is P.tuple_getitem:
+            i = args[1]
+            return i.__class__ is Constant and i.value.__class__ is int \
+                and entry_zero(args[0], i.value, memo)
+        if not is_float_value(node.abstract):
+            return False
+        any_of, all_of = linear_zero_inputs(prim)
+        if any(i < len(args) and is_zero_under(args[i], memo) for i in any_of):
+            return True
+        return bool(all_of) and all(i < len(args) and is_zero_under(args[i], memo)
+                                    for i in all_of)
+
+    changed = True
+    while changed:
+        changed = False
+        memo = {}
+        for g, k, i in list(zero):
+            for site in sites_of[g]:
+                arg = site.inputs[k + 1]
+                if not (is_zero_under(arg, memo) if i is None else entry_zero(arg, i, memo)):
+                    zero.discard((g, k, i))
+                    changed = True
+                    break
+    outputs = {}
+    for h in mng.graphs:
+        outputs.setdefault(h.output, []).append(h)
+    count = 0
+    for g, k, i in zero:
+        p = g.parameters[k]
+        if i is None:
+            reads = [p] if mng.users(p) or p in outputs else []
+        else:
+            reads = [u for u, j in mng.users(p) if j == 1 and calls(u, P.tuple_getitem)
+                     and u.inputs[2].__class__ is Constant and u.inputs[2].value == i]
+        for read in reads:
+            z = zero_of(read, p.graph if read is p else read.graph)
+            for user, j in list(mng.users(read)):
+                user.inputs[j] = z
+            for h in outputs.get(read, ()):
+                h.output = z
+            count += 1
+    if count:
+        mng.invalidate()
+    return count
+
+
 # ---- eta reduction ----------------------------------------------------------------
 
 
@@ -575,7 +696,8 @@ def interprocedural(root, log=None, mng=None):
     cg = None
     for _ in range(50):
         fired = 0
-        for rewrite in (drop_dead_entries, drop_dead_arguments, narrow_outputs, eta_reduce):
+        for rewrite in (drop_dead_entries, drop_dead_arguments, zero_arguments,
+                        narrow_outputs, eta_reduce):
             if cg is None:
                 cg = CallGraph(root, mng)
             n = rewrite(root, cg)

@@ -12,6 +12,7 @@ from ..ir import Apply, Constant, Graph, Parameter, clone_many, inline, manage
 from ..parser.parse import EFFECTS
 from ..prim import Primitive
 from ..prim import ops as P
+from ..prim.grad_ops import keep_symbolic
 from .match import (calls, is_const, is_number, number_tuple, same_type, scalar_dtype,
                     typed_apply, typed_constant)
 from .pass_manager import rule
@@ -527,8 +528,9 @@ def constant_fold(node, ctx):
                 return None  # leave the error to run time, where it has its location
             if isinstance(value, np.ndarray):  # the program's, as a global's snapshot is
                 value.setflags(write=False)
-            return typed_constant(value, node)
+            return typed_constant(keep_symbolic(fn.value, values, value), node)
     return None
+
 
 
 def _is_ones(node):

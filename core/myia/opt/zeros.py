@@ -16,7 +16,7 @@ from ..abstract import AArray, AFunction, AScalar, abstract_of
 from ..ir import Constant, Graph
 from ..prim import Primitive, all_primitives
 from ..prim import ops as P
-from ..prim.grad_ops import ZERO, SymbolicZero
+from ..prim.grad_ops import ZERO, SymbolicZero, zero_inputs
 from .match import calls, same_type, scalar_dtype, typed_apply, typed_constant, zero_tuple
 from .pass_manager import rule
 
@@ -100,54 +100,51 @@ def add_symbolic_zero(node, ctx):
     return None
 
 
-#: primitives whose result is zero when any of these inputs is (a factor, a numerator)
-_ZERO_IF_ANY = {P.mul: (0, 1), P.truediv: (0,), P.dot: (0, 1), P.batch_matmul: (0, 1)}
+_LINEAR_ZERO = {p: zero_inputs(p) for p in all_primitives().values() if any(zero_inputs(p))}
 
 
-def _linear_inputs():
-    """{primitive: the inputs it is linear in}, from the Taylor rules that say so
-    (`linear_in`), and the linear primitives whose Taylor rule is written out: their
-    result is zero when all those inputs are.  Not make_tuple, whose zero is a tuple."""
-    table = {P.add: (0, 1), P.sub: (0, 1), P.neg: (0,)}
-    for prim in all_primitives().values():
-        jet_rule = prim.rules.get("jet")
-        if type(jet_rule) is tuple and jet_rule[0] == "linear" and jet_rule[1] is not None:
-            table[prim] = jet_rule[1]
-    return table
+def linear_zero_inputs(prim):
+    """(the inputs any of which makes `prim`'s result zero, the inputs all of which do):
+    see myia.prim.grad_ops.zero_inputs."""
+    return _LINEAR_ZERO.get(prim, ((), ()))
 
 
-_ZERO_IF_ALL = _linear_inputs()
+def _zero_input(node):
+    """A zero, or a tuple of zeros (what concatenate reads)."""
+    return is_zero(node) or calls(node, P.make_tuple) and len(node.inputs) > 1 \
+        and all(is_zero(e) for e in node.inputs[1:])
 
 
-@rule(on=sorted(set(_ZERO_IF_ANY) | set(_ZERO_IF_ALL), key=lambda p: p.name))
+@rule(on=sorted(_LINEAR_ZERO, key=lambda p: p.name))
 def zero_through_linear(node, ctx):
     """p(..., zeros_like(a), ...) -> the zero of p's type, where p is zero when that
     input is: a product or a quotient's numerator, or a linear p (reshape, sum,
-    transpose, where's branches...) all of whose linear inputs are zero"""
+    transpose, where's branches, concatenate of zeros...) all of whose linear inputs
+    are zero"""
     prim = node.inputs[0].value
-    if not _is_float(node.abstract):
+    if not is_float_value(node.abstract):
         return None
     args = node.inputs[1:]
-    any_of = _ZERO_IF_ANY.get(prim, ())
+    any_of, all_of = linear_zero_inputs(prim)
     zero = next((args[i] for i in any_of if i < len(args) and is_zero(args[i])), None)
     if zero is None:
-        all_of = _ZERO_IF_ALL.get(prim)
-        if not all_of or not all(i < len(args) and is_zero(args[i]) for i in all_of):
+        if not all_of or not all(i < len(args) and _zero_input(args[i]) for i in all_of):
             return None
         zero = args[all_of[0]]
-    return zero if same_type(zero, node) else _zero_of(node)
+    return zero if same_type(zero, node) else zero_of(node)
 
 
-def _is_float(a):
+def is_float_value(a):
     """A float or an array of floats, of a known shape."""
     return isinstance(a, (AScalar, AArray)) and a.dtype in _FLOATS \
         and None not in getattr(a, "shape", ())
 
 
-def _zero_of(node):
+def zero_of(node, graph=None):
     """A symbolic zero of `node`'s type (a float or an array of floats), which depends
-    on nothing: ZERO, or zeros_like(full(shape, 0, dtype))."""
-    a, g, loc = node.abstract, node.graph, node.loc
+    on nothing: ZERO, or zeros_like(full(shape, 0, dtype)) made in `graph` (by default
+    the node's own)."""
+    a, g, loc = node.abstract, graph or node.graph, node.loc
     if isinstance(a, AScalar):
         # (a float32 zero is a plain number: ZERO is a float64)
         return _constant(np.float32(0.0) if a.dtype == "float32" else ZERO, loc)

@@ -78,6 +78,38 @@ class SymbolicZero(float):
 ZERO = SymbolicZero(0.0)
 
 
+#: the primitives whose result is zero when any of these inputs is (a factor, a
+#: numerator), and the linear ones whose Taylor rule is written out
+_ZERO_IF_ANY = {"mul": (0, 1), "truediv": (0,), "dot": (0, 1), "batch_matmul": (0, 1)}
+_ZERO_IF_ALL = {"add": (0, 1), "sub": (0, 1), "neg": (0,)}
+
+
+def zero_inputs(prim):
+    """(the inputs any of which, zero, makes `prim`'s result zero; the inputs all of
+    which do): a product or a quotient's numerator; a linear primitive (its Taylor
+    rule says `linear_in`) in the inputs it is linear in.  Not make_tuple, whose zero
+    is a tuple."""
+    all_of = _ZERO_IF_ALL.get(prim.name)
+    if all_of is None:
+        jet_rule = prim.rules.get("jet")
+        linear = type(jet_rule) is tuple and jet_rule[0] == "linear" and jet_rule[1] is not None
+        all_of = jet_rule[1] if linear else ()
+    return _ZERO_IF_ANY.get(prim.name, ()), all_of
+
+
+def keep_symbolic(prim, values, result):
+    """The `result` of `prim` folded on constant `values`, as ZERO where it is a
+    symbolic zero (a product or a linear function of symbolic zeros): the optimizer
+    and its analyses recognize the object ZERO, not any 0.0."""
+    if result.__class__ in (float, np.float64) and result == 0 \
+            and any(v.__class__ is SymbolicZero for v in values):
+        any_of, all_of = zero_inputs(prim)
+        symbolic = {i for i, v in enumerate(values) if v.__class__ is SymbolicZero}
+        if symbolic.intersection(any_of) or all_of and symbolic.issuperset(all_of):
+            return ZERO
+    return result
+
+
 def _zeros_like(x):
     """The zero sensitivity for a value of x's structure."""
     if isinstance(x, tuple):
