@@ -7,15 +7,15 @@
 
 Programs are drawn by myia.viz.  A drawing too wide to read at notebook width becomes
 an overview and one picture per graph (`myia.viz.pictures`).  Each picture is sent as
-`text/html` (inline SVG: JupyterLab shows its tooltips, the source line of each node)
-and `image/svg+xml` (for nbconvert and the classic notebook), with the text IR as
-`text/plain`.  Without Graphviz's `dot` program there is no picture: the session warns
-once, plainly, and the bundle holds the text IR and the DOT source.
+`text/html` (see `html_of`) and `image/svg+xml` (nbconvert's PDF, other front ends),
+with the text IR as `text/plain`.  Without Graphviz's `dot` program there is no
+picture: the session warns once, plainly, and the bundle holds the text IR and the
+DOT source.
 """
 
+import base64
 import html
 import inspect
-import re
 import sys
 import types
 
@@ -154,12 +154,39 @@ def view_digraph(view, session=None):
 
 
 def html_of(svg, caption=None):
-    """An SVG inline in HTML, as wide as the column at most (tooltips work inline)."""
-    svg = re.sub(r'<svg width="[\d.]+pt" height="[\d.]+pt"',
-                 lambda m: m.group(0) + ' style="max-width: 100%; height: auto"', svg, count=1)
+    """The picture as HTML that every front end shows, a notebook opened untrusted
+    included (every notebook a student downloads): an <img> of the SVG, as wide as the
+    column at most.  JupyterLab prefers text/html to image/svg+xml; in an untrusted
+    notebook it sanitizes the HTML, which strips an inline <svg> and leaves its text
+    (labels and tooltips run together), and shows no image/svg+xml at all, but it
+    keeps an image's data URI.  Where the notebook is trusted (the cell just ran, or
+    the notebook is signed), the script after it puts the SVG inline in the image's
+    place, so that each node's tooltip (its source line and IR line) shows on hover;
+    untrusted, the script is removed with its text and the image stays."""
+    data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
     head = (f'<div style="font-size: 0.85em; color: #555; margin: 0.4em 0">{_esc(caption)}'
             "</div>") if caption else ""
-    return f'<div class="myia-drawing">{head}{svg}</div>'
+    alt = _esc(caption or "the program drawn")
+    return (f'<div class="myia-drawing">{head}<img src="data:image/svg+xml;base64,{data}" '
+            f'alt="{alt}" style="max-width: 100%; height: auto"></div>{_INLINE_SCRIPT}')
+
+
+#: trusted output only (a sanitizer removes it): the <img> just before it becomes the
+#: inline SVG it shows, scaled the same way
+_INLINE_SCRIPT = """<script>(function () {
+  var box = document.currentScript && document.currentScript.previousElementSibling;
+  var img = box && box.querySelector("img");
+  if (!img || !window.TextDecoder) return;
+  var b64 = img.getAttribute("src").split(",")[1];
+  var bytes = Uint8Array.from(atob(b64), function (c) { return c.charCodeAt(0); });
+  var holder = document.createElement("div");
+  holder.innerHTML = new TextDecoder("utf-8").decode(bytes);
+  var svg = holder.querySelector("svg");
+  if (!svg) return;
+  svg.style.maxWidth = "100%";
+  svg.style.height = "auto";
+  img.replaceWith(svg);
+})();</script>"""
 
 
 def _esc(text):

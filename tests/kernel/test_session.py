@@ -3,7 +3,9 @@
 Every test runs with a session on "vm" and one on "llvm" (the `backend` fixture,
 tests/conftest.py)."""
 
+import base64
 import re
+from html.parser import HTMLParser
 
 import numpy as np
 import pytest
@@ -280,7 +282,7 @@ def test_grad_views(s):
     assert "▶f" in svg and "◀f" in svg
     assert "◀ y = x * w (line 2)" in svg  # the backward steps of y = x * w, boxed
     assert "∂x" in svg and "∂y" in svg  # sensitivities named after the user's variables
-    assert "<svg" in d["data"]["text/html"]  # inline: JupyterLab shows the tooltips
+    assert embedded_svg(d["data"]["text/html"]) == svg
     r = ok(s, "%grad f (0, 1) 2.0 3.0 --view values")
     import math
 
@@ -700,3 +702,54 @@ def test_an_int_from_a_cell_decides_a_shape_without_static_argnums(s):
     ok(s, "n = 5")
     assert result_text(ok(s, "f(n, 2.0)")) == "20.0"
     assert result_text(ok(s, "grad(f, 1)(n, 2.0)")) == "10.0"
+
+
+# ---- drawings in a notebook opened untrusted ------------------------------------------
+# JupyterLab shows text/html before image/svg+xml; in an untrusted notebook (a handed-out
+# one) it sanitizes the HTML: scripts go with their text, inline <svg> tags go but leave
+# their text, and an <img> keeps its data URI (its src is not checked)
+
+
+def embedded_svg(html_text):
+    """The SVG of the drawing's <img> (its base64 data URI), decoded."""
+    m = re.search(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', html_text)
+    assert m, html_text[:300]
+    return base64.b64decode(m.group(1)).decode("utf-8")
+
+
+class _Untrusted(HTMLParser):
+    """What a sanitizer leaves of HTML: text outside scripts, and the tags."""
+
+    def __init__(self):
+        super().__init__()
+        self.text, self.tags, self._in_script = [], [], False
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self._in_script = self._in_script or tag == "script"
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self._in_script = False
+
+    def handle_data(self, data):
+        if not self._in_script and data.strip():
+            self.text.append(data.strip())
+
+
+def test_a_drawing_shows_in_a_notebook_opened_untrusted(s):
+    ok(s, "def loop(x, n):\n    i = 0\n    while i < n:\n        x = np.sin(x)\n"
+          "        i = i + 1\n    return x")
+    r = ok(s, "%grad loop")  # an overview, then a picture per graph: each with a caption
+    displays = r.displays()
+    assert len(displays) > 1
+    for d in displays:
+        html_text = d["data"]["text/html"]
+        untrusted = _Untrusted()
+        untrusted.feed(html_text)
+        assert "svg" not in untrusted.tags and "img" in untrusted.tags
+        # no labels or tooltips spilled as text: only the picture's caption
+        assert len(untrusted.text) == 1 and untrusted.text[0] in html_text, untrusted.text
+        assert embedded_svg(html_text) == d["data"]["image/svg+xml"]
+        # trusted, a script puts that SVG inline (its tooltips show on hover)
+        assert "<script>" in html_text and "replaceWith(svg)" in html_text
