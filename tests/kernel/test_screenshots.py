@@ -121,3 +121,81 @@ def test_the_measure_sees_a_picture_wider_than_the_page(tmp_path):
     wide, scrolls = overflows(widths)
     assert [(p["tag"], p["width"]) for p in wide] == [("svg", 3000), ("img", 1500)]
     assert scrolls
+
+
+# ---- a drawing in trusted and untrusted output -------------------------------------------
+# JupyterLab renders text/html output as innerHTML; trusted, it then re-creates the
+# scripts so that they run (attached to the page after); untrusted, its sanitizer has
+# removed the scripts with their text first, and any <svg> tags (their text stays).  The page below does both with the HTML of
+# each picture of an overview (JupyterLab itself is not installed here).
+
+RENDER = """<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>
+<div id="trusted"></div><div id="untrusted"></div>
+<script>
+var OUTPUTS = %s;
+OUTPUTS.forEach(function (h) {
+  var host = document.createElement("div");
+  host.innerHTML = h;
+  host.querySelectorAll("script").forEach(function (s) {
+    var c = document.createElement("script");
+    c.textContent = s.textContent;
+    s.parentNode.replaceChild(c, s);
+  });
+  document.getElementById("trusted").appendChild(host);
+  // (as the sanitizer: scripts go with their text, an <svg> goes and leaves its text)
+  var bare = document.createElement("div");
+  bare.innerHTML = h.replace(/<script[\\s\\S]*?<\\/script>/g, "");
+  bare.querySelectorAll("svg").forEach(function (e) {
+    e.replaceWith(document.createTextNode(e.textContent));
+  });
+  document.getElementById("untrusted").appendChild(bare);
+});
+window.addEventListener("load", function () {
+  function seen(id) {
+    var box = document.getElementById(id);
+    return {
+      svg: box.querySelectorAll("svg").length,
+      img: Array.prototype.map.call(box.querySelectorAll("img"), function (i) {
+        return {natural: i.naturalWidth, shown: i.getBoundingClientRect().width}; }),
+      titles: box.querySelectorAll("svg title").length,
+      text: box.innerText.trim()
+    };
+  }
+  var out = document.createElement("pre");
+  out.id = "myia-seen";
+  out.textContent = JSON.stringify({trusted: seen("trusted"), untrusted: seen("untrusted")});
+  document.body.appendChild(out);
+});
+</script></body></html>"""
+
+
+@pytest.mark.timeout(120)
+def test_a_drawing_shows_in_trusted_and_untrusted_output(tmp_path):
+    from myia_kernel.session import Session
+
+    s = Session(backend="vm")
+    assert s.execute("import numpy as np").status == "ok"
+    r = s.execute("def loop(x, n):\n    i = 0\n    while i < n:\n        x = np.sin(x)\n"
+                  "        i = i + 1\n    return x")
+    assert r.status == "ok", r.error
+    r = s.execute("%grad loop")  # an overview, then one picture per graph
+    outputs = [d["data"]["text/html"] for d in r.displays()]
+    assert len(outputs) > 1
+    page = tmp_path / "outputs.html"
+    # (`</` closes the page's own script: written `<\/` in the JSON)
+    page.write_text(RENDER % json.dumps(outputs).replace("</", "<\\/"), encoding="utf-8")
+    dom = chromium(f"--window-size={WINDOW_PX},1400", "--virtual-time-budget=5000",
+                   "--dump-dom", page.as_uri())
+    m = re.search(r'<pre id="myia-seen">(.*?)</pre>', dom, re.S)
+    assert m, "the page's script did not run"
+    seen = json.loads(html.unescape(m.group(1)))
+    trusted, untrusted = seen["trusted"], seen["untrusted"]
+    # trusted: each picture inline, with its tooltips (a <title> per node)
+    assert trusted["svg"] >= len(outputs) and trusted["titles"] > 0 and not trusted["img"]
+    # untrusted: each picture an image that decoded and shows, and no label spilled as
+    # text: what is left to read is the captions
+    assert untrusted["svg"] == 0 and len(untrusted["img"]) == len(outputs)
+    assert all(i["natural"] > 0 and 0 < i["shown"] <= WINDOW_PX for i in untrusted["img"])
+    captions = [line for line in untrusted["text"].splitlines() if line.strip()]
+    assert len(captions) == len(outputs), captions
+    assert captions[0].startswith("overview"), captions
