@@ -91,8 +91,28 @@ def _stages():
     return tuple(STAGES)
 
 
+def _lambda_first(tokens):
+    """`lambda x: x ** 3 2.0` split on spaces: the lambda as one token (the longest run
+    of tokens from the first that reads as a lambda), then the rest."""
+    if not tokens or not re.match(r"lambda\b", tokens[0]):
+        return tokens
+    for k in range(len(tokens), 0, -1):
+        text = " ".join(tokens[:k])
+        try:
+            node = ast.parse(text, mode="eval").body
+        except SyntaxError:
+            continue
+        if isinstance(node, ast.Lambda):
+            return [text] + tokens[k:]
+    return [" ".join(tokens)]  # (no lambda: its syntax error, located, says why)
+
+
 def _function(session, text, magic):
-    fn = session.eval_python(text)
+    if re.match(r"lambda\b", text):
+        # a lambda of the subset, made by a cell of its own (it has a source line)
+        fn = session.evaluate_expression(text)
+    else:
+        fn = session.eval_python(text)
     if not callable(fn):
         raise _usage(f"%{magic}: `{text}` is not a function (its type is {type(fn).__name__})")
     return fn
@@ -213,6 +233,7 @@ def magic_grad(session, line):
     %grad f 0 2.0 3.0       with example arguments (the values view needs them; the
                             optimized view specializes for their types, else floats)
     %grad f --order 3       the third derivative's program, grad(grad(grad(f)))
+    %grad lambda x: x ** 3 2.0   f written in place (then its example arguments)
     """
     tokens, view = _take_word_option(split_args(line), "--view", GRAD_VIEWS,
                                      "%grad f --view values 2.0")
@@ -223,6 +244,7 @@ def magic_grad(session, line):
     if not tokens:
         raise _usage("%grad needs a function: %grad f [argnums] [example args] "
                      "[--view transform|values|optimized|all] [--order k]")
+    tokens = _lambda_first(tokens)
     fn = _function(session, tokens[0], "grad")
     rest = [session.eval_python(t) for t in tokens[1:]]
     argnums = 0
@@ -397,7 +419,7 @@ def magic_ir(session, line):
     if not tokens:
         raise _usage("%ir needs a function: %ir f [stage] [example args]")
     passes, stages = "--passes" in tokens, "--stages" in tokens
-    tokens = [t for t in tokens if t not in ("--passes", "--stages")]
+    tokens = _lambda_first([t for t in tokens if t not in ("--passes", "--stages")])
     fn = _function(session, tokens[0], "ir")
     stage = None
     if len(tokens) > 1 and tokens[1] in _stages():

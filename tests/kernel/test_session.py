@@ -271,6 +271,22 @@ def test_grad_magic(s):
     assert "argnums=(0, 1)" in r.text()
 
 
+def test_grad_and_ir_of_a_lambda_written_in_place(s):
+    r = ok(s, "%grad lambda x: x ** 3 2.0 --view values")
+    assert "grad(lambda x: x ** 3)" in r.text() and "= 12.0" in r.text()
+    (d,) = r.displays()
+    assert ">= 8<" in d["data"]["image/svg+xml"]  # x ** 3 at 2
+    import math
+
+    r = ok(s, "%grad lambda x, w: np.tanh(x * w) 1 0.5 2.0 --view values")
+    dw = 0.5 * (1 - math.tanh(1.0) ** 2)
+    assert "argnums=1" in r.text() and f"= {dw!r}" in r.text(), r.text()
+    r = ok(s, "%ir lambda x: x * 2.0")
+    assert r.displays()
+    e = err(s, "%grad lambda x: x +")
+    assert e["ename"] == "UsageError" and "`+`" in e["evalue"]
+
+
 def test_grad_views(s):
     """The transform (the default for a small program), the values, the optimized
     program, and all three."""
