@@ -24,6 +24,7 @@ import myia
 from myia.backend import BACKENDS, backend_problem
 from myia.errors import MyiaBackendError, MyiaError, format_bytes
 from myia.introspect import STAGES, entry_values, run_recording
+from myia.ir import format_graphs
 from myia.viz import trace
 from myia.viz.trace import format_short
 
@@ -316,9 +317,18 @@ def _show_values(session, derivative, what, args):
     shown = ", ".join(format_short(a, 40) for a in args)
     session.print(f"{what}({shown}) = {format_value(result)}\n"
                   f"each node shows its value; in ◀ graphs, a sensitivity (∂out/∂node)")
-    for b in session.picture_bundles(view, library=False, values=values,
+    # the text (what a terminal shows beside the picture's file) has the values too
+    text = format_graphs([view.graph], note=lambda n: _value_note(values, n))
+    for b in session.picture_bundles(view, text=text, library=False, values=values,
                                      title=f"{what} at ({shown})"):
         session.display(b)
+
+
+def _value_note(values, node):
+    """The value a node took, as the values view draws it (None: not run)."""
+    if node not in values:
+        return None
+    return format_short(values[node], 40)
 
 
 def _show_optimized(session, fn, derivative, name, what, args):

@@ -287,6 +287,18 @@ def test_grad_and_ir_of_a_lambda_written_in_place(s):
     assert e["ename"] == "UsageError" and "`+`" in e["evalue"]
 
 
+def test_the_values_view_text_shows_the_values(s):
+    # (what a terminal shows beside the picture's file: the REPL, jupyter console)
+    ok(s, "def f(x):\n    y = x * x\n    return np.sin(y) * x")
+    r = ok(s, "%grad f 1.5 --view values")
+    (d,) = r.displays()
+    text = d["data"]["text/plain"]
+    assert re.search(r"%y = mul\(%x\S*, %x\S*\)  → 2\.25 ", text), text
+    assert re.search(r"%∂x = gadd\(.*\)  → -2\.049", text), text  # the gradient
+    plain = ok(s, "%grad f").displays()[0]["data"]["text/plain"]
+    assert "→" not in plain  # the transform view has no values
+
+
 def test_grad_views(s):
     """The transform (the default for a small program), the values, the optimized
     program, and all three."""

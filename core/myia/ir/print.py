@@ -87,8 +87,9 @@ def _with_comment(text, loc, show_file=False):
     return f"{text}{' ' * pad}# {where}"
 
 
-def format_graphs(graphs, manager=None, namer=None):
-    """Text of several graphs, each followed by the graphs nested in it."""
+def format_graphs(graphs, manager=None, namer=None, note=None):
+    """Text of several graphs, each followed by the graphs nested in it.  `note(node)`:
+    a short text shown after an operation's type (a value it took), or None."""
     mng = manager or manage(*graphs)
     namer = namer or Namer()
     ordered = []
@@ -105,10 +106,10 @@ def format_graphs(graphs, manager=None, namer=None):
         namer.graph(g)
         for p in g.parameters:
             namer.node(p)
-    return "\n\n".join(_format_one(g, mng, namer) for g in ordered)
+    return "\n\n".join(_format_one(g, mng, namer, note) for g in ordered)
 
 
-def _format_one(g, mng, namer):
+def _format_one(g, mng, namer, note=None):
     params = ", ".join(namer.node(p) + _type_suffix(p) for p in g.parameters)
     header = f"graph {namer.graph(g)}({params})"
     fvs = mng.free_variables_direct(g)
@@ -122,6 +123,9 @@ def _format_one(g, mng, namer):
         text = f"  {namer.node(node)} = {format_input(fn, namer)}("
         text += ", ".join(format_input(a, namer) for a in args) + ")"
         text += _type_suffix(node)
+        shown = note(node) if note is not None else None
+        if shown is not None:
+            text += f"  → {shown}"
         lines.append(_with_comment(text, node.loc))
     lines.append(f"  return {format_input(g.output, namer)}")
     lines.append("}")
