@@ -745,6 +745,13 @@ def test_argnums_out_of_range():
     with pytest.raises(MyiaGradError) as info:
         myia.grad(two_args, (0, 5))(1.0, 2.0)
     assert "5" in str(info.value) and "2 arguments" in str(info.value)
+    with pytest.raises(MyiaGradError) as info:
+        myia.grad(no_arguments)()
+    assert "0 arguments" in str(info.value) and "no derivative" in info.value.hint
+
+
+def no_arguments():
+    return 1.0
 
 
 @pytest.mark.usefixtures("backend")

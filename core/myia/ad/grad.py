@@ -29,7 +29,9 @@ def check_argnums(argnums, n_params, names=None):
             raise MyiaGradError(
                 f"argnums {a} is out of range for a function of {n_params} "
                 f"argument{'s' if n_params != 1 else ''} {what}".rstrip(),
-                hint=f"use a position between 0 and {n_params - 1}")
+                hint=f"use a position between 0 and {n_params - 1}" if n_params else
+                "a function of no arguments has no derivative: differentiate a function "
+                "of the variable (lambda x: ...)")
     return tuple(a % n_params for a in nums), many
 
 
