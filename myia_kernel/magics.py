@@ -23,8 +23,7 @@ import numpy as np
 import myia
 from myia.backend import BACKENDS, backend_problem
 from myia.errors import MyiaBackendError, MyiaError, format_bytes
-from myia.introspect import STAGES, entry_values, run_recording
-from myia.ir import format_graphs
+from myia.introspect import STAGES, entry_values, format_graphs, run_recording
 from myia.viz import trace
 from myia.viz.trace import format_short
 

@@ -12,6 +12,8 @@ Pipeline
     progress               the stage a compile is in (`progress.watching`: status lines)
     run_recording(graph, args)  run a graph on the VM, recording every node's value
                            (the values view of `%grad`)
+    format_graphs(graphs, note=)  the text IR, with a note after each operation (the
+                           values view's text: each node's value)
 
 What a locked session lets through (myia_kernel.seal)
     is_myia_class(cls)     one of Myia's own classes?
@@ -32,6 +34,7 @@ from . import progress
 from .api import default_backend
 from .arguments import entry_values
 from .backend.vm.recording import run_recording
+from .ir import format_graphs
 from .ir.protocol import is_myia_class
 from .lib import lookup as library_value
 from .parser.resolve import check_not_foreign, class_name, foreign_part, library_class
@@ -60,6 +63,6 @@ def request_interrupt():
 
 
 __all__ = ["STAGES", "check_compile_time_size", "check_not_foreign", "class_name",
-           "default_backend", "entry_values", "foreign_part", "is_myia_class",
-           "library_class", "library_value", "progress", "request_interrupt",
-           "returns_function", "run_recording", "set_memory_limit"]
+           "default_backend", "entry_values", "foreign_part", "format_graphs",
+           "is_myia_class", "library_class", "library_value", "progress",
+           "request_interrupt", "returns_function", "run_recording", "set_memory_limit"]
