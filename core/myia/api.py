@@ -497,21 +497,24 @@ class _VJPApplyFunction(_Transformed):
         return vjp_apply_graph(fn_graph, self.n)
 
 
-class _NativeVJPFunction:
+class _NativeVJPFunction(functools.partial):
     """The `vjp_fn` of a backend whose compiled code cannot hand the backpropagator (a
     closure) to Python ("llvm"): `vjp_fn(ct)` runs one compiled program that
-    computes the forward pass at the primals again and then the backward pass."""
+    computes the forward pass at the primals again and then the backward pass.
 
-    def __init__(self, apply, primals):
-        self.apply = apply  # the CompiledFunction of the vjp_apply program
-        self.primals = primals
+    The partial application of that program (the CompiledFunction of vjp_apply) to
+    the primals: a call goes from C to its native entry, with no Python frame between
+    (the CompiledFunction says its errors without the compiler's frames)."""
 
-    def __call__(self, cotangent):
-        try:
-            return self.apply(*self.primals, cotangent)
-        except MyiaError as e:  # (without the compiler's frames)
-            e.__traceback__ = None
-            raise e from None
+    __slots__ = ()
+
+    @property
+    def apply(self):
+        return self.func
+
+    @property
+    def primals(self):
+        return self.args
 
     def __repr__(self):
         return _vjp_fn_repr(self.primals)
@@ -528,10 +531,10 @@ def vjp(fn, *primals):
     primal (a tuple), as in JAX."""
     last_fn, n, marker, primal, apply = _last_vjp
     if last_fn is fn and n == len(primals) and marker is _environ_get(_BACKEND_KEY) \
-            and all(map(_float_data, primals)):
+            and (_float_data(primals[0]) if n == 1 else all(map(_float_data, primals))):
         # again with the last function, on a native backend: two compiled calls
         try:
-            return primal(*primals), _NativeVJPFunction(apply, primals)
+            return primal(*primals), _NativeVJPFunction(apply, *primals)
         except MyiaError as e:  # (without the compiler's frames)
             e.__traceback__ = None
             raise e from None
@@ -557,7 +560,7 @@ def _vjp(fn, primals):
         apply.pipeline.specialize(apply.fn, primals + (out,))
         if _environ_get is not None:
             _last_vjp = (fn, len(primals), marker, primal, apply)
-        return out, _NativeVJPFunction(apply, primals)
+        return out, _NativeVJPFunction(apply, *primals)
     out, bprop = compiled.pipeline.run(t, primals, {})
     return out, _VJPFunction(compiled.pipeline, bprop, primals)
 
