@@ -1,5 +1,6 @@
 """Interprocedural rewrites: what every caller of a graph reads is all the graph computes."""
 
+import importlib.util
 import math
 
 import numpy as np
@@ -183,6 +184,24 @@ def test_a_carry_whose_tangent_becomes_nonzero_keeps_it(backend):
     out, tangent = myia.compile(accumulated_jvp, backend=backend)(0.3, 1.0, 5)
     assert out == pytest.approx(accumulated(0.3, 5), rel=1e-12)
     assert tangent == pytest.approx(sum(0.5 ** k for k in range(5)), rel=1e-12)
+
+
+def test_a_long_chain_into_a_loop_carry_is_followed_a_bounded_depth(tmp_path):
+    # the body of a loop written out, 400 steps: the tangent its carry receives is a
+    # chain 400 operations deep, which the search for symbolic zeros followed
+    # recursively (a RecursionError, where the program compiled before)
+    body = "        t = t * 0.5 + x\n" * 400
+    path = tmp_path / "long_chain.py"
+    path.write_text("import myia\n\n\ndef chain(x, n):\n    t = 0.0\n    i = 0\n"
+                    f"    while i < n:\n{body}        i = i + 1\n    return t\n\n\n"
+                    "def chain_jvp(x, tx, n):\n"
+                    "    return myia.jvp(lambda y: chain(y, n), (x,), (tx,))\n")
+    spec = importlib.util.spec_from_file_location("long_chain", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out, tangent = myia.compile(module.chain_jvp, backend="vm")(0.3, 1.0, 1)
+    assert out == pytest.approx(0.6 * (1 - 0.5 ** 400))
+    assert tangent == pytest.approx(2 * (1 - 0.5 ** 400))
 
 
 # ---- `while True` loops: a branch that only calls the loop's continuation -----------

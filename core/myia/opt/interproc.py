@@ -455,6 +455,11 @@ def _is_none(node):
 # ---- zero arguments -----------------------------------------------------------------
 
 
+#: how deep `zero_arguments` follows an argument's expression through linear operations
+#: (a chain of a loop body unrolled is thousands deep: past this, not zero)
+ZERO_SEARCH_DEPTH = 64
+
+
 def zero_arguments(root, cg=None):
     """A parameter, or an entry of a tuple parameter, that every caller passes as a
     symbolic zero (`myia.opt.zeros`) is read as one.  This is JAX's symbolic zero
@@ -492,7 +497,7 @@ def zero_arguments(root, cg=None):
     if not zero:
         return 0
 
-    def entry_zero(tup, i, memo):
+    def entry_zero(tup, i, memo, depth=0):
         """Is entry i of the tuple `tup` zero, as far as `zero` says?"""
         if tup.__class__ is Parameter:
             gk = where.get(tup)
@@ -501,17 +506,19 @@ def zero_arguments(root, cg=None):
             v = tup.value
             return isinstance(v, tuple) and i < len(v) and v[i].__class__ is SymbolicZero
         if calls(tup, P.make_tuple):
-            return i + 1 < len(tup.inputs) and is_zero_under(tup.inputs[i + 1], memo)
+            return i + 1 < len(tup.inputs) and is_zero_under(tup.inputs[i + 1], memo, depth)
         return False
 
-    def is_zero_under(node, memo):
+    def is_zero_under(node, memo, depth=0):
         r = memo.get(node)
         if r is None:
+            if depth > ZERO_SEARCH_DEPTH:
+                return False  # (not searched further: not zero, which is always sound)
             memo[node] = False  # (a cycle reads as not zero)
-            r = memo[node] = _zero_under(node, memo)
+            r = memo[node] = _zero_under(node, memo, depth + 1)
         return r
 
-    def _zero_under(node, memo):
+    def _zero_under(node, memo, depth):
         if is_zero(node):
             return True
         if node.__class__ is Parameter:
@@ -521,17 +528,17 @@ def zero_arguments(root, cg=None):
             return False
         prim, args = node.inputs[0].value, node.inputs[1:]
         if prim is P.make_tuple:  # (a tuple of zeros: what concatenate reads)
-            return all(is_zero_under(a, memo) for a in args)
+            return all(is_zero_under(a, memo, depth) for a in args)
         if prim is P.tuple_getitem:
             i = args[1]
             return i.__class__ is Constant and i.value.__class__ is int \
-                and entry_zero(args[0], i.value, memo)
+                and entry_zero(args[0], i.value, memo, depth)
         if not is_float_value(node.abstract):
             return False
         any_of, all_of = linear_zero_inputs(prim)
-        if any(i < len(args) and is_zero_under(args[i], memo) for i in any_of):
+        if any(i < len(args) and is_zero_under(args[i], memo, depth) for i in any_of):
             return True
-        return bool(all_of) and all(i < len(args) and is_zero_under(args[i], memo)
+        return bool(all_of) and all(i < len(args) and is_zero_under(args[i], memo, depth)
                                     for i in all_of)
 
     changed = True
