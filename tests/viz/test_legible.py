@@ -119,3 +119,22 @@ def test_a_loop_is_one_box_of_the_overview(session):
     first = svgs(r)[0]
     assert "overview" in r.displays()[0]["data"]["text/html"]
     assert "a loop: its graphs call each other" in first
+
+
+CLUSTER_TITLE = re.compile(r'<g id="cluster_[^"]*" class="cluster">.*?<text[^>]*x="([\d.]+)"'
+                           r'[^>]*>([^<]*)<', re.S)
+
+
+@pytest.mark.parametrize("source", [
+    "def square(x):\n    return x * x",
+    "def mul(x, w):\n    return x * w",
+    "def chain(x):\n    y = x * x\n    z = np.sin(y)\n    return np.exp(z)",
+    "def f(x, w):\n    y = x * w\n    return np.tanh(y) * w",
+])
+def test_the_graphs_read_left_to_right_wrapper_forward_backward(session, source):
+    # (dot's crossing minimization drew ◀square left of ▶square, and ▶g left of ◀g)
+    run(session, source)
+    name = source.split("(")[0][len("def "):]
+    (svg,) = svgs(run(session, f"%grad {name}"))
+    x = {title: float(pos) for pos, title in CLUSTER_TITLE.findall(svg)}
+    assert x[f"grad_{name}"] < x[f"▶{name}"] < x[f"◀{name}"], x

@@ -141,9 +141,12 @@ def draw(scene, *, title=None, show_types=True, highlight=None, name="myia", not
     """The Digraph of a Scene (see `render`); `note`: a small line under the title."""
     paint = _Painter(scene, show_types, highlight, marks)
     dot = graphviz.Digraph(name=_plain(name))
+    # mclimit: almost no crossing minimization, so the graphs keep the scene's order
+    # left to right (the wrapper, ▶f, ◀f; dot's reordering put ◀f left of ▶f in some
+    # drawings and not in others) and the steps the order they are listed in
     dot.attr(
         compound="true", newrank="true", rankdir="TB", nodesep="0.25", ranksep="0.3",
-        fontname=FONT, fontsize="11",
+        mclimit="0.01", fontname=FONT, fontsize="11",
     )
     if scene.clusters:
         dot.attr(id="myia_" + scene.clusters[0].id[len("cluster_"):])
