@@ -121,6 +121,7 @@ def test_a_loop_is_one_box_of_the_overview(session):
     assert "a loop: its graphs call each other" in first
 
 
+LABEL = re.compile(r"<text\b[^>]*>([^<]*)</text>")
 CLUSTER_TITLE = re.compile(r'<g id="cluster_[^"]*" class="cluster">.*?<text[^>]*x="([\d.]+)"'
                            r'[^>]*>([^<]*)<', re.S)
 
@@ -138,3 +139,14 @@ def test_the_graphs_read_left_to_right_wrapper_forward_backward(session, source)
     (svg,) = svgs(run(session, f"%grad {name}"))
     x = {title: float(pos) for pos, title in CLUSTER_TITLE.findall(svg)}
     assert x[f"grad_{name}"] < x[f"▶{name}"] < x[f"◀{name}"], x
+
+
+def test_a_graphs_name_is_never_cut_in_a_label(session):
+    # (`switch(·, @repeat_sin:for_b…, …)` named no graph of the drawing)
+    run(session, "def repeat_sin(x, n):\n    for i in range(n):\n        x = np.sin(x)\n"
+                 "    return x")
+    for command in ("%ir repeat_sin", "%grad repeat_sin"):
+        labels = [t for svg in svgs(run(session, command)) for t in LABEL.findall(svg)]
+        assert not [t for t in labels if "@" in t and "…" in t], command
+        assert any("@repeat_sin:for_body" in t or "@▶repeat_sin:for_body" in t
+                   for t in labels), command

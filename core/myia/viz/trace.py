@@ -563,7 +563,7 @@ class _Tracer:
         node_positions = []
         for i, a in enumerate(args):
             if isinstance(a, Constant) and self.compact:
-                shown.append(shorten(self.text(a), MAX_CONSTANT_CHARS))
+                shown.append(self.constant_text(a))
                 if isinstance(a.value, Graph):
                     graph_refs.append(a.value)
             elif isinstance(a, Constant):
@@ -622,9 +622,16 @@ class _Tracer:
             self.proxies[key] = pid
         return self.proxies[key]
 
+    def constant_text(self, const):
+        """A constant as a label shows it: a graph by its whole name (a student looks
+        it up among the drawing's graphs: `@repeat_sin:for_b…` named none), any other
+        value cut at MAX_CONSTANT_CHARS."""
+        text = self.text(const)
+        return text if isinstance(const.value, Graph) else shorten(text, MAX_CONSTANT_CHARS)
+
     def constant_item(self, c, const, user_id, pos):
         """A constant drawn as its own small node (compact=False), one per use."""
-        text = shorten(self.text(const), MAX_CONSTANT_CHARS)
+        text = self.constant_text(const)
         cid = self.ids.make(f"const_{user_id}_{pos}")
         item = self.add(c, Item(cid, "constant", text, self.typ(const),
                                 _tooltip(location_of(const, c.graph), self.text(const)),
@@ -648,7 +655,7 @@ class _Tracer:
         if out is None:
             label = "return ?"
         elif isinstance(out, Constant) and self.compact:
-            label = f"return {shorten(self.text(out), MAX_CONSTANT_CHARS)}"
+            label = f"return {self.constant_text(out)}"
         elif isinstance(out, Constant):
             src = self.constant_item(c, out, c.ret, 0)
         else:
