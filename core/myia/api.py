@@ -13,6 +13,7 @@ import weakref
 import numpy as np
 
 from . import progress
+from .abstract import AArray, AScalar, ATuple, abstract_of
 from .ad import check_argnums, grad_graph, reverse, vjp_apply_graph
 from .ad.forward import jvp_graph, uses_forward_mode
 from .ad.reverse import not_J_readable
@@ -26,7 +27,7 @@ from .ir import manage
 from .ir.protocol import is_myia_class
 from .opt.pass_manager import recursive_graphs
 from .parser.programs import header, to_graph
-from .pipeline import Pipeline, bind_keywords, optimized_for
+from .pipeline import Pipeline, bind_keywords, optimized_for, specialized_for
 from .prim import ops as P
 from .static_args import StaticBound, split_static, static_positions
 
@@ -463,13 +464,17 @@ class _VJPFunction:
     """The `vjp_fn` that `myia.vjp` returns: cotangent in, one gradient per primal out
     (a list or a dict for a primal that is one)."""
 
-    def __init__(self, pipeline, bprop, primals):
+    def __init__(self, pipeline, bprop, primals, fn=None, out=None):
         self.pipeline = pipeline
         self.bprop = bprop
         self.primals = primals
+        self.fn, self.out = fn, out
 
     @user_facing
     def __call__(self, cotangent):
+        problem = _cotangent_mismatch(abstract_of(self.out), abstract_of(cotangent))
+        if problem:
+            raise _cotangent_error(self.fn, problem)
         d = self.pipeline.vm.call(self.bprop, [internal_value(cotangent)])
         return tuple(structured_like(g, p) for g, p in zip(d[1:], self.primals))
 
@@ -495,6 +500,17 @@ class _VJPApplyFunction(_Transformed):
 
     def _build(self, fn_graph):
         return vjp_apply_graph(fn_graph, self.n)
+
+    def __myia_graph_for__(self, signature):
+        """The generic program, once the cotangent is known to be like the output of
+        `fn` at the primals (else the bprop broadcast it, or failed inside `fn`)."""
+        n = self.n
+        if len(signature) == n + 1:
+            out = specialized_for(self.fn, signature[:n]).output.abstract
+            problem = _cotangent_mismatch(out, signature[n])
+            if problem:
+                raise _cotangent_error(self.fn, problem)
+        return None
 
 
 class _NativeVJPFunction(functools.partial):
@@ -562,7 +578,36 @@ def _vjp(fn, primals):
             _last_vjp = (fn, len(primals), marker, primal, apply)
         return out, _NativeVJPFunction(apply, *primals)
     out, bprop = compiled.pipeline.run(t, primals, {})
-    return out, _VJPFunction(compiled.pipeline, bprop, primals)
+    return out, _VJPFunction(compiled.pipeline, bprop, primals, fn, out)
+
+
+def _cotangent_mismatch(out, ct, path="the output"):
+    """How the abstract `ct` differs in structure or shape from the abstract `out`
+    (a number for a number, an array of the same shape, a tuple of as many), or None."""
+    if isinstance(out, ATuple):
+        if not isinstance(ct, ATuple) or len(ct.elements) != len(out.elements):
+            return f"{path} is a tuple of {len(out.elements)}, the cotangent {_short(ct)}"
+        for i, (a, b) in enumerate(zip(out.elements, ct.elements)):
+            problem = _cotangent_mismatch(a, b, f"{path}[{i}]")
+            if problem:
+                return problem
+        return None
+    if isinstance(out, AArray) and not (isinstance(ct, AArray) and ct.shape == out.shape) \
+            or isinstance(out, AScalar) and not isinstance(ct, AScalar):
+        return f"{path} is {_short(out)}, the cotangent {_short(ct)}"
+    return None
+
+
+def _short(a):
+    short = getattr(a, "short", None)
+    return short() if callable(short) else str(a)
+
+
+def _cotangent_error(fn, problem):
+    return MyiaGradError(
+        f"vjp_fn takes a cotangent like the output of {getattr(fn, '__name__', 'f')}: "
+        f"{problem}", hint="give it a value of the output's structure and shape (for a "
+        "float output, a float; for an array, an array of its shape), as in JAX")
 
 
 #: (fn, number of primals, $MYIA_BACKEND, compiled primal, compiled vjp_apply) of the

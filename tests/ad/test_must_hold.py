@@ -667,6 +667,24 @@ def test_vjp_vs_autograd_jacobian():
 
 
 @pytest.mark.usefixtures("backend")
+def test_vjp_fn_takes_a_cotangent_like_the_output():
+    # (a float was broadcast against an array output; a wrong shape failed inside f,
+    # "cannot reshape an array of shape (2,) into shape (1,)")
+    x = np.array([0.1, 0.2, 0.3])
+    _, vjp_fn = myia.vjp(vector_valued, x)
+    for ct, got in ((1.0, "f64"), (np.ones(2), "f64[2]")):
+        with pytest.raises(MyiaGradError) as info:
+            vjp_fn(ct)
+        assert "like the output of vector_valued" in str(info.value)
+        assert "f64[3]" in str(info.value) and f"the cotangent {got}" in str(info.value)
+    _, vjp_fn = myia.vjp(tuple_valued, 2.0, 3.0)
+    with pytest.raises(MyiaGradError) as info:
+        vjp_fn(1.0)
+    assert "a tuple of 2" in str(info.value)
+    assert vjp_fn((1.0, 0.0)) == pytest.approx((3.0, 2.0))  # a right one still works
+
+
+@pytest.mark.usefixtures("backend")
 def test_jvp_vs_finite_differences():
     x = np.array([0.1, 0.2, 0.3])
     t = np.array([1.0, 0.5, 2.0])
