@@ -98,13 +98,20 @@ def _lambda_first(tokens):
         return tokens
     for k in range(len(tokens), 0, -1):
         text = " ".join(tokens[:k])
-        try:
-            node = ast.parse(text, mode="eval").body
-        except SyntaxError:
-            continue
-        if isinstance(node, ast.Lambda):
+        if isinstance(_expression(text), ast.Lambda) and \
+                all(t.startswith("--") or _expression(t) is not None for t in tokens[k:]):
             return [text] + tokens[k:]
-    return [" ".join(tokens)]  # (no lambda: its syntax error, located, says why)
+    # no lambda followed by arguments: its syntax error, located, says why
+    # (`lambda x: x +` is not `lambda x: x` and an argument `+`)
+    return [" ".join(tokens)]
+
+
+def _expression(text):
+    """The expression node of `text`, or None where it is not one."""
+    try:
+        return ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
 
 
 def _function(session, text, magic):
