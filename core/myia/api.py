@@ -464,15 +464,16 @@ class _VJPFunction:
     """The `vjp_fn` that `myia.vjp` returns: cotangent in, one gradient per primal out
     (a list or a dict for a primal that is one)."""
 
-    def __init__(self, pipeline, bprop, primals, fn=None, out=None):
+    def __init__(self, pipeline, bprop, primals, fn, out):
         self.pipeline = pipeline
         self.bprop = bprop
         self.primals = primals
-        self.fn, self.out = fn, out
+        self.fn = fn
+        self.out_abstract = abstract_of(out)  # (what a cotangent must be like)
 
     @user_facing
     def __call__(self, cotangent):
-        problem = _cotangent_mismatch(abstract_of(self.out), abstract_of(cotangent))
+        problem = _cotangent_mismatch(self.out_abstract, abstract_of(cotangent))
         if problem:
             raise _cotangent_error(self.fn, problem)
         d = self.pipeline.vm.call(self.bprop, [internal_value(cotangent)])
@@ -523,10 +524,6 @@ class _NativeVJPFunction(functools.partial):
     (the CompiledFunction says its errors without the compiler's frames)."""
 
     __slots__ = ()
-
-    @property
-    def apply(self):
-        return self.func
 
     @property
     def primals(self):

@@ -28,7 +28,7 @@ from ..prim import Primitive
 from ..prim import ops as P
 from ..prim.grad_ops import SymbolicZero
 from .match import calls
-from .zeros import is_float_value, is_zero, linear_zero_inputs, zero_of
+from .zeros import is_float_value, is_zero, zero_by_inputs, zero_of
 
 #: primitives that only carry function values (never call them)
 _NONE = AConstant(None)
@@ -533,13 +533,7 @@ def zero_arguments(root, cg=None):
             i = args[1]
             return i.__class__ is Constant and i.value.__class__ is int \
                 and entry_zero(args[0], i.value, memo, depth)
-        if not is_float_value(node.abstract):
-            return False
-        any_of, all_of = linear_zero_inputs(prim)
-        if any(i < len(args) and is_zero_under(args[i], memo, depth) for i in any_of):
-            return True
-        return bool(all_of) and all(i < len(args) and is_zero_under(args[i], memo, depth)
-                                    for i in all_of)
+        return zero_by_inputs(node, lambda a: is_zero_under(a, memo, depth))
 
     changed = True
     while changed:

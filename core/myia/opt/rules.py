@@ -532,7 +532,6 @@ def constant_fold(node, ctx):
     return None
 
 
-
 def _is_ones(node):
     """1, or a constant array of ones (what a reduction's bprop broadcasts)."""
     if is_number(node, 1):

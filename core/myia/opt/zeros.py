@@ -121,17 +121,26 @@ def zero_through_linear(node, ctx):
     input is: a product or a quotient's numerator, or a linear p (reshape, sum,
     transpose, where's branches, concatenate of zeros...) all of whose linear inputs
     are zero"""
-    prim = node.inputs[0].value
-    if not is_float_value(node.abstract):
+    if not zero_by_inputs(node, _zero_input):
         return None
+    any_of, all_of = linear_zero_inputs(node.inputs[0].value)
     args = node.inputs[1:]
-    any_of, all_of = linear_zero_inputs(prim)
-    zero = next((args[i] for i in any_of if i < len(args) and is_zero(args[i])), None)
-    if zero is None:
-        if not all_of or not all(i < len(args) and _zero_input(args[i]) for i in all_of):
-            return None
-        zero = args[all_of[0]]
-    return zero if same_type(zero, node) else zero_of(node)
+    zero = next((args[i] for i in any_of if i < len(args) and is_zero(args[i])),
+                args[all_of[0]] if all_of else None)
+    return zero if zero is not None and same_type(zero, node) else zero_of(node)
+
+
+def zero_by_inputs(node, input_zero):
+    """Whether the application `node` (of a primitive, its result a float or floats) is
+    zero when the inputs `input_zero(input)` says are: a factor or a numerator, or all
+    the inputs a linear primitive is linear in (see `linear_zero_inputs`)."""
+    if not is_float_value(node.abstract):
+        return False
+    any_of, all_of = linear_zero_inputs(node.inputs[0].value)
+    args = node.inputs[1:]
+    if any(i < len(args) and input_zero(args[i]) for i in any_of):
+        return True
+    return bool(all_of) and all(i < len(args) and input_zero(args[i]) for i in all_of)
 
 
 def is_float_value(a):
