@@ -186,6 +186,21 @@ def format_bytes(n):
     return f"{int(n)} bytes"
 
 
+def loop_memory_error(step_bytes, steps, loc, limit=None, used=None, arrays=False):
+    """The error of a loop's derivative that ran out of memory (or of the session's
+    limit) after `steps` steps, keeping `step_bytes` bytes a step (more where
+    `arrays`: the arrays its records point to)."""
+    kept = f"{step_bytes} bytes a step" + (" and the arrays they hold" if arrays else "")
+    where = (f"this session's memory limit of {format_bytes(limit)}"
+             + (f" (the program held {format_bytes(used)})" if used else "")
+             if limit else "the machine's memory")
+    return MyiaMemoryError(
+        f"the derivative of this loop keeps what its backward pass needs, {kept}: "
+        f"after {steps:,} steps it reached {where}", loc,
+        hint="run fewer steps, or checkpoint the loop in segments (myia.checkpoint: m "
+             "segments of k steps keep m + k steps' values)")
+
+
 def memory_error(nbytes, what, loc=None, limit=None, used=None):
     """The error of an allocation of `nbytes` for `what` ("an array of shape (n, n),
     float64") that failed: beyond the machine's memory, or beyond `limit`."""

@@ -292,3 +292,88 @@ def test_eta_reduction_keeps_a_closure_in_the_scope_of_what_it_captures():
     for g in mng.graphs:  # a free variable belongs to a graph that encloses its user
         for fv in mng.free_variables_direct(g):
             assert fv.graph in mng.ancestors(g), str(view)
+
+
+# ---- dead outputs and unboxed closures: what a loop's backward pass does not need ------
+
+
+def with_invariant(x, a, n):
+    for i in range(n):
+        x = np.sin(x) * a
+    return x
+
+
+def two_carried(x, a, n):
+    y = x
+    for i in range(n):
+        x, y = np.sin(y) * a, np.cos(x)
+    return x + y
+
+
+def state_without_x(x, n):
+    s = 0.0
+    i = 0
+    while i < n:
+        s = s + np.sin(i * 1.0)
+        i = i + 1
+    return s * x
+
+
+def backward_ops(view):
+    mng = manage(view.graph)
+    return [n.inputs[0].value.name for g in mng.graphs if g.name.startswith("◀")
+            for n in mng.nodes(g) if n.is_apply() and isinstance(n.inputs[0], Constant)
+            and isinstance(n.inputs[0].value, Primitive)]
+
+
+def test_a_sensitivity_no_caller_reads_is_not_computed(backend):
+    # grad with respect to x: ∂a (the sum of sin(x) * ∂x over the steps) is not
+    # computed, so the backward pass neither adds nor keeps sin(x)
+    view = optimized(myia.grad(with_invariant), 0.5, 0.9, 5)
+    assert view.log.counts["drop_dead_outputs"] > 0
+    ops = backward_ops(view)
+    assert "add" not in ops and not ENV_OPS & set(ops), str(view)
+    want = math.prod(math.cos(x) * 0.9 for x in _iterates(0.5, 0.9, 5))
+    assert myia.compile(myia.grad(with_invariant), backend=backend)(0.5, 0.9, 5) == \
+        pytest.approx(want, rel=1e-12)
+    # with respect to both, it is
+    gx, ga = myia.compile(myia.grad(with_invariant, argnums=(0, 1)), backend=backend)(
+        0.5, 0.9, 5)
+    assert gx == pytest.approx(want, rel=1e-12)
+    assert ga == pytest.approx(_central(lambda a: _iterates(0.5, a, 6)[-1], 0.9), rel=1e-7)
+
+
+def _iterates(x, a, n):
+    out = [x]
+    for _ in range(n - 1):
+        out.append(math.sin(out[-1]) * a)
+    return out
+
+
+def test_a_step_that_only_repackages_the_rest_is_no_closure(backend):
+    # ◀for_header turned the rest's environment {x, y} into its own tuple: unboxed,
+    # one backpropagator a step is left, and no environment crosses the steps' calls
+    view = optimized(myia.grad(two_carried), 0.5, 0.9, 5)
+    assert view.log.counts["unbox_closures"] > 0
+    graphs = manage(view.graph).graphs
+    assert not any(g.name.startswith("◀") and "header" in g.name for g in graphs), str(view)
+    assert "make_tuple" not in backward_ops(view), str(view)
+    got = myia.compile(myia.grad(two_carried), backend=backend)(0.5, 0.9, 5)
+    assert got == pytest.approx(_central(lambda x: _two(x, 0.9, 5), 0.5), rel=1e-7)
+
+
+def _two(x, a, n):
+    y = x
+    for _ in range(n):
+        x, y = math.sin(y) * a, math.cos(x)
+    return x + y
+
+
+def test_a_loop_state_that_does_not_depend_on_x_makes_no_backpropagators(backend):
+    # ◀while_header(d) = rest(1.0), and every call passes 1.0: eta-reduced, though it
+    # may be its own rest; the forward pass makes no closure a step
+    view = optimized(myia.grad(state_without_x), 0.5, 5)
+    graphs = manage(view.graph).graphs
+    assert not any(g.name.startswith("◀") and "header" in g.name for g in graphs), str(view)
+    assert myia.compile(myia.grad(state_without_x), backend=backend)(0.5, 7) == \
+        pytest.approx(sum(math.sin(i) for i in range(7)), rel=1e-12)

@@ -6,13 +6,14 @@ from .manager import manage
 
 
 def _copy_graphs(graphs, repl, mng, *, keep_params=(), loc=None, keep_keys=False,
-                 keep_graphs=(), keep_names=True, detach=False):
+                 keep_graphs=(), keep_names=True, detach=False, fixed_keys=()):
     """Copy the nodes of `graphs` following the mapping `repl` (old -> new).
 
     `repl` must already map every graph of `graphs` to its new Graph (or, for a graph
     being inlined, to the graph that receives its nodes) and may map parameters to
     arbitrary nodes.  Nodes outside `graphs` (free variables from above) stay shared.
-    Environment keys (EnvKey constants) follow their node, unless `keep_keys`.
+    Environment keys (EnvKey constants) follow their node, unless `keep_keys` (or the
+    node is one of `fixed_keys`).
     A copied derivative node follows its primal node (`node.primal`) if that was copied
     too; else, with `detach` (a copy made while the original stays, as inlining makes),
     it loses the link: J keys the sensitivity of a free variable by the node it is the
@@ -51,7 +52,8 @@ def _copy_graphs(graphs, repl, mng, *, keep_params=(), loc=None, keep_keys=False
             value = inp.value
             if isinstance(value, Graph) and value not in keep_graphs:
                 value = repl.get(value, value)
-            elif isinstance(value, EnvKey) and not keep_keys and value.node in repl:
+            elif isinstance(value, EnvKey) and not keep_keys and value.node in repl \
+                    and value.node not in fixed_keys:
                 value = EnvKey(repl[value.node])
             c = Constant(value, inp.loc)
             c.abstract = inp.abstract
@@ -118,13 +120,15 @@ def snapshot(root, manager=None):
     return repl[root], {new: old for old, new in repl.items()}
 
 
-def inline(graph, target, args, *, manager=None, loc=None, keep_names=True):
+def inline(graph, target, args, *, manager=None, loc=None, keep_names=True, free=None):
     """Copy `graph`'s body into `target` with its parameters bound to `args`.
 
     Graphs nested in `graph` are copied as new graphs nested in `target`.  Returns the
     node of `target` that computes `graph`'s output.  With `loc`, the copied nodes
     take that location (the library's own code, inlined, points at the user's line);
     without `keep_names`, they go unnamed (a bprop rule's `db` is not the user's b).
+    `free` maps free variables of `graph` to the nodes the copy uses instead (the
+    environment keys that name them stay).
     """
     if len(args) != len(graph.parameters):
         raise ValueError(f"inline {graph}: {len(args)} args for {len(graph.parameters)} parameters")
@@ -133,10 +137,11 @@ def inline(graph, target, args, *, manager=None, loc=None, keep_names=True):
     repl = {graph: target}
     for p, a in zip(graph.parameters, args):
         repl[p] = a
+    repl.update(free or {})
     for g in scope[1:]:
         repl[g] = _new_graph(g)
     get = _copy_graphs(scope, repl, mng, keep_params=(graph,), loc=loc, keep_graphs=(graph,),
-                       keep_names=keep_names, detach=True)
+                       keep_names=keep_names, detach=True, fixed_keys=free or ())
     return get(graph.output)
 
 

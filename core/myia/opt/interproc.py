@@ -5,9 +5,10 @@ derivative program passes between graphs: a backpropagator returns a tuple, or a
 environment, of which every caller reads one entry; a loop's backpropagator is a
 closure whose whole body calls another closure.  Inference knows, at every call, the
 set of functions the callee may be (`AFunction` options), so the call sites of each
-graph are known, provided no function value escapes to a place that calls it unseen
-(a primitive other than those that only carry values, or the program's result).
+graph are known (`callgraph`).
 
+    drop_dead_outputs  a float a result holds that callers only hand back up is a
+                     zero (`dead_outputs`).
     drop_dead_entries  a tuple entry callers only hand back up is never computed.
     drop_dead_arguments  an argument that only feeds the same arguments of further
                      calls, through float arithmetic, becomes a constant.
@@ -19,201 +20,26 @@ graph are known, provided no function value escapes to a place that calls it uns
     eta_reduce       g(p1..pn) = f(p1..pn) with f a free variable of g (or a constant
                      function): uses of g become uses of f, and abstracts that name g
                      name f's options instead.
+    unbox_closures   a closure whose only captured value is a function f, called only
+                     where it is the one option: f instead, and g's body at its calls.
 """
 
-from ..abstract import (AConstant, AEnv, AFunction, AScalar, ATuple, GraphFunction,
-                              PartialFunction)
+import numpy as np
+
+from ..abstract import AConstant, AEnv, AFunction, AScalar, ATuple
 from ..ir import Apply, Constant, Graph, Parameter, manage
-from ..prim import Primitive
+from ..ir.clone import inline
 from ..prim import ops as P
 from ..prim.grad_ops import SymbolicZero
+from .callgraph import CallGraph, projection
+from .dead_outputs import drop_dead_outputs
 from .match import calls
 from .zeros import is_float_value, is_zero, zero_by_inputs, zero_of
 
-#: primitives that only carry function values (never call them)
 _NONE = AConstant(None)
-
-_CARRIERS = {P.make_tuple, P.tuple_getitem, P.switch, P.env_setitem, P.env_getitem}
-
-
-def _options_in(a, out):
-    """Add to `out` every function option named anywhere inside abstract `a`."""
-    t = type(a)
-    if t is AFunction:
-        for o in a.options:
-            out.add(o)
-            if isinstance(o, PartialFunction):
-                out.add(o.fn)
-                for x in o.args:
-                    _options_in(x, out)
-    elif t is ATuple:
-        for e in a.elements:
-            _options_in(e, out)
-    elif t is AEnv and a.entries:
-        for v in a.entries.values():
-            _options_in(v, out)
-    return out
-
-
-class CallGraph:
-    """Which graphs each call may reach, and which graphs are called unseen."""
-
-    def __init__(self, root, mng=None):
-        self.root = root
-        self.mng = mng = mng or manage(root)
-        self.graph_of = {}  # GraphFunction option -> graph
-        self.option_of = {}  # graph -> its option
-        self.uses = {}  # graph -> [(user Apply or None for an output, index, owner graph)]
-        self.ok = True  # False: some node is untyped, nothing is known
-        self._graphs_by_option = {}
-        applies = []
-        for g in mng.graphs:
-            out = g.output
-            if isinstance(out, Constant) and isinstance(out.value, Graph):
-                self._note(out, g)
-                self.uses.setdefault(out.value, []).append((None, g, g))
-            for node in mng.nodes(g):
-                if isinstance(node, Apply):
-                    applies.append(node)
-                    for i, inp in enumerate(node.inputs):
-                        if isinstance(inp, Constant) and isinstance(inp.value, Graph):
-                            self._note(inp, g)
-                            self.uses.setdefault(inp.value, []).append((node, i, g))
-        # inlining copies the graphs nested in the inlined one, abstracts included: two
-        # graphs may then share an option, and a call of it cannot be attributed
-        for o, gs in self._graphs_by_option.items():
-            if len(gs) > 1:
-                del self.graph_of[o]
-                for g in gs:
-                    self.option_of.pop(g, None)
-        self.sites = {}  # call node -> [graphs]
-        self.escaped = set()  # options that may be called where we cannot see
-        self.escaped |= _options_in(root.output.abstract, set())
-        for node in applies:
-            fn = node.inputs[0]
-            if isinstance(fn, Constant) and isinstance(fn.value, Primitive):
-                if fn.value not in _CARRIERS:
-                    for a in node.inputs[1:]:
-                        if a.abstract is None:
-                            continue
-                        _options_in(a.abstract, self.escaped)
-                if fn.value.name == "make_closure" and node.abstract is not None:
-                    # a closure's record (myia.infer.specialize): its calls call the
-                    # record's graph, not the closure's copy that shares its option
-                    _options_in(node.abstract, self.escaped)
-                continue
-            a = fn.abstract
-            if not isinstance(a, AFunction):
-                self.ok = False
-                return
-            graphs = []
-            for o in a.options:
-                g = self.graph_of.get(o) if isinstance(o, GraphFunction) else None
-                if g is None:
-                    graphs = None  # a primitive, a partial, a macro: not a graph call
-                    break
-                graphs.append(g)
-            if graphs is None:
-                # a call we cannot attribute calls its graph options unseen
-                self.escaped |= {o for o in a.options if isinstance(o, GraphFunction)}
-            self.sites[node] = graphs
-
-    def _note(self, const, owner):
-        a = const.abstract
-        if isinstance(a, AFunction) and len(a.options) == 1:
-            (o,) = a.options
-            if isinstance(o, GraphFunction):
-                self._graphs_by_option.setdefault(o, set()).add(const.value)
-                self.graph_of.setdefault(o, const.value)
-                self.option_of.setdefault(const.value, o)
-                return
-        self.ok = False
-
-    def known(self, g):
-        """True if every call of `g` is one of `sites`."""
-        o = self.option_of.get(g)
-        # (a graph with a rule of the user's keeps its parameters and output: the
-        # rule, applied to the call by J, gives one cotangent per parameter)
-        return o is not None and o not in self.escaped and g is not self.root \
-            and "custom" not in g.flags
 
 
 # ---- narrowing outputs --------------------------------------------------------------
-
-
-def _projection(user, site):
-    """The projection `user` applies to `site` as a hashable signature, or None."""
-    if not isinstance(user, Apply) or len(user.inputs) < 2 or user.inputs[1] is not site:
-        return None  # (a call without arguments, `site()`, is no projection)
-    if user.is_apply(P.tuple_getitem):
-        i = user.inputs[2]
-        if isinstance(i, Constant) and isinstance(i.value, int):
-            return ("tuple_getitem", i.value)
-    if user.is_apply(P.env_getitem):
-        k, d = user.inputs[2], user.inputs[3]
-        if isinstance(k, Constant) and isinstance(d, Constant) \
-                and not isinstance(d.value, (Graph, Primitive)):
-            try:
-                hash(d.value)
-            except TypeError:
-                return None
-            return ("env_getitem", k.value, type(d.value), d.value)
-    return None
-
-
-class CallGroups:
-    """Graphs that share a call site, grouped (a graph returning a call of others
-    joins their group: its callers see their results).  For each group: its members,
-    its call sites, and whether it is blocked (some member may be called unseen)."""
-
-    def __init__(self, cg):
-        self.cg = cg
-        mng = cg.mng
-        self.parent = {}
-        self.tail_of = {}  # call site -> the graph whose output it is
-        outputs = {g.output: g for g in mng.graphs}
-        for site, graphs in cg.sites.items():
-            if not graphs:
-                continue
-            for g in graphs[1:]:
-                self._union(graphs[0], g)
-            h = outputs.get(site)
-            if h is not None:
-                self.tail_of[site] = h
-                self._union(graphs[0], h)
-        blocked = set()
-        for site, graphs in cg.sites.items():
-            if graphs is not None and any(not cg.known(g) for g in graphs):
-                blocked.update(self.find(g) for g in graphs)
-        for g in mng.graphs:
-            if not cg.known(g):
-                blocked.add(self.find(g))
-        self.groups = []  # (members, sites)
-        by_key = {}
-        for site, graphs in cg.sites.items():
-            if graphs:
-                by_key.setdefault(self.find(graphs[0]), []).append(site)
-        for key, sites in by_key.items():
-            if key not in blocked:
-                members = [g for g in mng.graphs if self.find(g) is key]
-                self.groups.append((members, sites))
-
-    def find(self, g):
-        parent = self.parent
-        while parent.setdefault(g, g) is not g:
-            parent[g] = parent[parent[g]]
-            g = parent[g]
-        return g
-
-    def _union(self, a, b):
-        ra, rb = self.find(a), self.find(b)
-        if ra is not rb:
-            self.parent[ra] = rb
-
-    def passes_through(self, g):
-        """True if `g` returns the result of a call of its own group."""
-        return g.output in self.tail_of and self.tail_of[g.output] is g \
-            and bool(self.cg.sites.get(g.output))
 
 
 def narrow_outputs(root, cg=None):
@@ -223,7 +49,7 @@ def narrow_outputs(root, cg=None):
     if not cg.ok:
         return 0
     mng = cg.mng
-    groups = CallGroups(cg)
+    groups = cg.call_groups()
     narrowed = 0
     # The manager's answers are computed once and kept across groups: an edit adds
     # uses only to the sites it narrows and to the outputs it projects (`touched`), so
@@ -242,7 +68,7 @@ def narrow_outputs(root, cg=None):
         fine = True
         for site in sites:
             for user, _ in mng.users(site):
-                p = _projection(user, site)
+                p = projection(user, site)
                 if p is None or (proj is not None and p != proj) \
                         or (abstract is not None and user.abstract != abstract):
                     fine = False
@@ -264,8 +90,10 @@ def narrow_outputs(root, cg=None):
         for g in members:
             if groups.passes_through(g):
                 continue  # its callee returns the projection already
-            new = Apply(g, [users[0][1].inputs[0], g.output] + list(users[0][1].inputs[2:]),
-                        g.output.loc)
+            rest = list(users[0][1].inputs[2:])
+            if proj[0] == "env_getitem" and proj[2] == "zero":  # (made in g: not a caller's)
+                rest[1] = zero_of(rest[1], g)
+            new = Apply(g, [users[0][1].inputs[0], g.output] + rest, g.output.loc)
             new.abstract = abstract
             touched.add(g.output)
             returned_by[g.output].remove(g)
@@ -298,7 +126,7 @@ def drop_dead_entries(root, cg=None):
     if not cg.ok:
         return 0
     mng = cg.mng
-    groups = CallGroups(cg)
+    groups = cg.call_groups()
     dropped = 0
     returned_by = {}
     for g in mng.graphs:
@@ -326,7 +154,7 @@ def drop_dead_entries(root, cg=None):
                 fine = False
                 break
             for user, _ in mng.users(site):
-                p = _projection(user, site)
+                p = projection(user, site)
                 if p is None or p[0] != "tuple_getitem":
                     fine = False
                     break
@@ -572,8 +400,11 @@ def zero_arguments(root, cg=None):
 # ---- eta reduction ----------------------------------------------------------------
 
 
-def _eta_target(g, mng):
-    """f when g(p1..pn) = f(p1..pn) and f is visible outside g; else None."""
+def _eta_target(g, mng, passed=()):
+    """f when g(p1..pn) = f(p1..pn) and f is visible outside g; else None.  `passed`:
+    the positions of the parameters every call of g passes as one constant (a
+    backpropagator called with the seed 1.0 at every step of a loop, which reads it
+    as that constant), each with that constant's value."""
     out = g.output
     if not isinstance(out, Apply):
         return None
@@ -586,15 +417,34 @@ def _eta_target(g, mng):
         return None
     if len(args) != len(g.parameters):
         return None
-    for a, p in zip(args, g.parameters):
+    for k, (a, p) in enumerate(zip(args, g.parameters)):
         if a is p:
             continue
         # a parameter inference proved constant may be passed as that constant
         if isinstance(a, Constant) and p.abstract is not None and a.abstract is not None \
                 and getattr(p.abstract, "known", False) and p.abstract == a.abstract:
             continue
+        if isinstance(a, Constant) and k in passed and _same_constant(passed[k], a.value):
+            continue
         return None
     return f
+
+
+def _passed_constants(g, sites):
+    """{k: c} for each parameter k of g that every call in `sites` passes as the
+    constant c."""
+    out = {}
+    for k in range(len(g.parameters)):
+        values = [s.inputs[k + 1] for s in sites if len(s.inputs) == len(g.parameters) + 1]
+        if sites and len(values) == len(sites) and all(isinstance(v, Constant) for v in values) \
+                and all(_same_constant(values[0].value, v.value) for v in values):
+            out[k] = values[0].value
+    return out
+
+
+def _same_constant(a, b):
+    """Are a and b one number, of one type (1.0 and 1, or 0.0 and -0.0, are not)?"""
+    return type(a) is type(b) and isinstance(a, (int, float, np.number)) and repr(a) == repr(b)
 
 
 def eta_reduce(root, cg=None):
@@ -611,16 +461,24 @@ def eta_reduce(root, cg=None):
     # graph, so g2 waits for the next analysis.  Nothing else goes stale: f is used
     # only where it is in scope, so no graph's parent changes.
     targets = set()  # the options of the functions removed graphs forward to
+    sites_of = {}
+    for site, graphs in cg.sites.items():
+        for g in graphs or ():
+            sites_of.setdefault(g, []).append(site)
     for g in mng.graphs:
         if not cg.known(g):
             continue
-        f = _eta_target(g, mng)
+        f = _eta_target(g, mng, _passed_constants(g, sites_of.get(g, ())))
         if f is None:
             continue
         f_abstract = f.abstract
         option = cg.option_of[g]
-        if not isinstance(f_abstract, AFunction) or option in f_abstract.options \
-                or option in targets or not substitution.keys().isdisjoint(f_abstract.options):
+        if not isinstance(f_abstract, AFunction):
+            continue
+        # f may be another closure of g (a loop's backpropagator that only calls the
+        # rest of the loop's): each is the function it forwards to, so none is needed
+        forwards_to = f_abstract.options - {option}
+        if not forwards_to or option in targets or not substitution.keys().isdisjoint(forwards_to):
             continue
         uses = cg.uses.get(g, [])
         # f must be in scope at every use of g: a node where its graph is; a graph
@@ -636,10 +494,76 @@ def eta_reduce(root, cg=None):
                 h.output = f
             else:
                 user.inputs[i] = f
-        substitution[option] = f_abstract.options
-        targets |= f_abstract.options
+        substitution[option] = forwards_to
+        targets |= forwards_to
         done += 1
     if substitution:
+        _substitute_options(mng, substitution)
+    return done
+
+
+# ---- closures that are their one captured function -----------------------------------
+
+#: a closure is unboxed when its body has at most this many nodes (it is copied into
+#: each of its call sites)
+UNBOX_SIZE = 40
+
+
+def unbox_closures(root, cg=None):
+    """A closure of g whose only captured value is a function f, called only where g
+    is the one function it may be, is replaced by f, and each call of it by g's body
+    (with f for the captured value).  A loop's backpropagator with a step that only
+    repackages what the rest of the loop's returns (an environment into a tuple:
+    `◀header(d) = (None, rest(d).y, rest(d).x)`) then stops being a closure per step:
+    the caller holds `rest` itself, and the chain of backpropagators has one link per
+    step (`backend.llvm.chain`).  Returns the number of graphs unboxed."""
+    cg = cg or CallGraph(root)
+    if not cg.ok:
+        return 0
+    mng = cg.mng
+    sites_of = {}
+    for site, graphs in cg.sites.items():
+        for g in graphs or ():
+            sites_of.setdefault(g, []).append((site, graphs))
+    done = 0
+    substitution = {}
+    for g in list(mng.graphs):
+        if not cg.known(g) or g.flags.get("noinline") or mng.children(g) \
+                or len(mng.nodes(g)) > UNBOX_SIZE:
+            continue
+        fvs = mng.free_variables(g)
+        if len(fvs) != 1:
+            continue
+        (f,) = fvs
+        option = cg.option_of[g]
+        if not isinstance(f.abstract, AFunction) or option in f.abstract.options \
+                or not substitution.keys().isdisjoint(f.abstract.options) \
+                or any(option in opts for opts in substitution.values()):
+            continue
+        sites = sites_of.get(g, ())
+        uses = cg.uses.get(g, [])
+        if not sites or any(len(graphs) != 1 for _, graphs in sites) \
+                or any(f.graph is not h and f.graph not in mng.ancestors(h)
+                       for _, _, h in uses):
+            continue
+        for site, _ in sites:
+            fn = site.inputs[0]
+            closure = f if isinstance(fn, Constant) else fn
+            new = inline(g, site.graph, site.inputs[1:], manager=mng, free={f: closure})
+            for user, i in list(mng.users(site)):
+                user.inputs[i] = new
+            for h in mng.graphs:
+                if h.output is site:
+                    h.output = new
+        for user, i, h in uses:
+            if user is None:
+                h.output = f
+            elif user.inputs[i].__class__ is Constant and user.inputs[i].value is g:
+                user.inputs[i] = f
+        substitution[option] = f.abstract.options
+        done += 1
+    if substitution:
+        mng.invalidate()
         _substitute_options(mng, substitution)
     return done
 
@@ -697,8 +621,8 @@ def interprocedural(root, log=None, mng=None):
     cg = None
     for _ in range(50):
         fired = 0
-        for rewrite in (drop_dead_entries, drop_dead_arguments, zero_arguments,
-                        narrow_outputs, eta_reduce):
+        for rewrite in (drop_dead_outputs, drop_dead_entries, drop_dead_arguments,
+                        zero_arguments, narrow_outputs, eta_reduce, unbox_closures):
             if cg is None:
                 cg = CallGraph(root, mng)
             n = rewrite(root, cg)

@@ -257,11 +257,12 @@ def env_getitem_of_setitem(node, ctx):
 
 @rule(on=[P.env_setitem])
 def env_setitem_of_zero(node, ctx):
-    """env_setitem(e, k, 0) -> e  (a missing entry reads as zero anyway)"""
+    """env_setitem(e, k, 0) -> e;  env_setitem(e, k, zeros_like(x)) -> e  (a missing
+    entry reads as zero anyway)"""
     if calls(node, P.env_setitem):
         _, env, key, value = node.inputs
         if is_const(value) and isinstance(value.value, (int, float, bool, np.number)) \
-                and value.value == 0:
+                and value.value == 0 or zeros.is_zero(value):
             return env
     return None
 
@@ -333,13 +334,14 @@ def switch_same(node, ctx):
 
 @rule(on=[P.add, P.gadd])
 def add_of_complementary_switches(node, ctx):
-    """switch(c, a, 0) + switch(c, 0, b) -> switch(c, a, b)"""
+    """switch(c, a, 0) + switch(c, 0, b) -> switch(c, a, b)  (0 a number or a symbolic
+    zero)"""
     if calls(node, P.add) or calls(node, P.gadd):
         _, s1, s2 = node.inputs
         if calls(s1, P.switch) and calls(s2, P.switch) and s1.inputs[1] is s2.inputs[1]:
             a, z1 = s1.inputs[2], s1.inputs[3]
             z2, b = s2.inputs[2], s2.inputs[3]
-            if is_number(z1, 0) and is_number(z2, 0):
+            if (is_number(z1, 0) or zeros.is_zero(z1)) and (is_number(z2, 0) or zeros.is_zero(z2)):
                 new = node.graph.apply(P.switch, s1.inputs[1], a, b, loc=node.loc)
                 new.abstract = node.abstract
                 return new

@@ -283,6 +283,9 @@ class _Deps:
                         if fv in self.pos:
                             self.succ[fv].append(n)
         self.users = {n: mng.users(n) for n in self.nodes}
+        # (a closure made here may return a node of this graph as it is: no Apply uses
+        # it, but it is used outside)
+        self.returned = {h.output for h in mng.graphs}
         self.graph = g
         #: {node: the cone it is recomputed in}: nodes computed inside a reduction
         #: kernel and used by nothing else, gone once the graph is rewritten.  Their
@@ -291,7 +294,7 @@ class _Deps:
         self.dead = {}
 
     def used_outside(self, node, members):
-        if node is self.graph.output:
+        if node in self.returned:
             return True
         dead = self.dead
         for u, _ in self.users[node]:

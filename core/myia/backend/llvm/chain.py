@@ -40,9 +40,10 @@ from .ltypes import CLOSURE_IR, Func, to_ir
 from .runtime import I64, PTR
 
 I16 = ir.IntType(16)
-# the segment header: {prev segment, next segment, records in it, terminal}
+# the segment header: {prev segment, next segment, records in it, terminal}, then the
+# values every record of the segment shares (`ChainLayout.shared`)
 PREV, NEXT, COUNT, TERMINAL = 0, 8, 16, 24
-HEADER = 48
+SHARED = 48
 #: a chain's first segment holds FIRST records; each next one twice as many, up to
 #: what the 2-byte position allows or about SEGMENT_BYTES
 FIRST = 8
@@ -59,16 +60,45 @@ class ChainLayout:
         self.link_t = L.ltype(option.fvs[link])
         self.tag = next(k for k, o in enumerate(self.link_t.options) if _is(o, option))
         types = L.captured_types(option)
-        self.residuals = [i for i in range(len(types)) if i != link]
+        # values the loop making the records does not change (a parameter the loop
+        # reads): once per segment (a record that differs starts a new one)
+        self.shared = [i for i in range(len(types))
+                       if i != link and _outside_loop(L, option, i, to_ir(types[i]))]
+        self.residuals = [i for i in range(len(types)) if i != link and i not in self.shared]
+        td = L.engine.tm.target_data
+        self.shared_ir = ir.LiteralStructType([to_ir(types[i]) for i in self.shared])
+        self.header = SHARED + -(-self.shared_ir.get_abi_size(td) // 8) * 8
         # packed: a record is its values and its position, nothing more
         self.rec_ir = ir.LiteralStructType([to_ir(types[i]) for i in self.residuals] + [I16],
                                            packed=True)
-        self.size = self.rec_ir.get_abi_size(L.engine.tm.target_data)
+        self.size = self.rec_ir.get_abi_size(td)
         self.max_count = min(1 << 16, max(FIRST, SEGMENT_BYTES // self.size))
 
     def field(self, i):
         """The field of the record that holds captured value number i."""
         return self.residuals.index(i)
+
+
+def _outside_loop(L, option, i, t):
+    """Is captured value number i of `option` a number that the recursion making its
+    records cannot change: a node of a graph that the maker (the graph that makes the
+    closure) does not reach through the graphs it uses?"""
+    if not isinstance(t, (ir.DoubleType, ir.FloatType, ir.IntType)):
+        return False  # (arrays and closures own references: each record holds its own)
+    node = option.fvs[i]
+    maker = L.mng.parent(option.graph)
+    owner = getattr(node, "graph", None)
+    if maker is None or owner is None or owner is maker:
+        return False
+    seen, todo = {maker}, [maker]
+    while todo:
+        for h in L.mng.graphs_used(todo.pop()):
+            if h is owner:
+                return False
+            if h not in seen:
+                seen.add(h)
+                todo.append(h)
+    return True
 
 
 def _is(o, option):
@@ -98,14 +128,14 @@ def chain_layout(L, option):
 
 def _slot(b, lay, seg, i):
     """The address of record number i of segment `seg`."""
-    return cg.at(b, seg, b.add(i64(HEADER), b.mul(i, i64(lay.size))))
+    return cg.at(b, seg, b.add(i64(lay.header), b.mul(i, i64(lay.size))))
 
 
 def _segment_of(b, lay, p):
     """(the segment of record p, p's position in it, the record)."""
     rec = b.load(p, typ=lay.rec_ir)
     idx = b.zext(b.extract_value(rec, len(lay.residuals)), I64)
-    seg = cg.at(b, p, b.sub(i64(0), b.add(i64(HEADER), b.mul(idx, i64(lay.size)))))
+    seg = cg.at(b, p, b.sub(i64(0), b.add(i64(lay.header), b.mul(idx, i64(lay.size)))))
     return seg, idx, rec
 
 
@@ -121,17 +151,52 @@ def _with_link(b, lay, p, rec, seg, inside):
     the segment's last?): the residuals, and the link computed."""
     nxt = cg.load_at(b, seg, NEXT, PTR)
     terminal = cg.load_at(b, seg, TERMINAL, to_ir(lay.link_t))
-    following = b.select(inside, cg.at(b, p, lay.size), cg.at(b, nxt, HEADER))
+    following = b.select(inside, cg.at(b, p, lay.size), cg.at(b, nxt, lay.header))
     linked = b.insert_value(ir.Constant(CLOSURE_IR, [i64(lay.tag), NULL]), following, 1)
     link = b.select(b.or_(inside, b.icmp_unsigned("!=", nxt, NULL)), linked, terminal)
-    return [link if i == lay.link else b.extract_value(rec, lay.field(i))
-            for i in range(len(lay.residuals) + 1)]
+    return [link if i == lay.link else _captured(b, lay, rec, seg, i)
+            for i in range(len(lay.residuals) + len(lay.shared) + 1)]
 
 
-def residuals_at(b, lay, p, indices):
-    """The captured values number `indices` (residuals) of record p."""
+def _captured(b, lay, rec, seg, i):
+    """Captured value number i of record `rec` (a residual), or of its segment."""
+    if i in lay.shared:
+        return shared_values(b, lay, seg)[lay.shared.index(i)]
+    return b.extract_value(rec, lay.field(i))
+
+
+def shared_values(b, lay, seg):
+    """The values every record of segment `seg` shares."""
+    block = b.load(cg.at(b, seg, SHARED), typ=lay.shared_ir)
+    return [b.extract_value(block, j) for j in range(len(lay.shared))]
+
+
+def store_shared(b, lay, seg, values):
+    """Store in segment `seg`'s header the shared ones among `values` (all captured
+    values)."""
+    if lay.shared:
+        block = ir.Constant(lay.shared_ir, ir.Undefined)
+        for j, i in enumerate(lay.shared):
+            block = b.insert_value(block, values[i], j)
+        b.store(block, cg.at(b, seg, SHARED))
+
+
+def shared_differ(b, lay, seg, values):
+    """Does any shared one among `values` differ from segment `seg`'s (bit for bit)?"""
+    out = ir.Constant(ir.IntType(1), 0)
+    for old, i in zip(shared_values(b, lay, seg), lay.shared):
+        new = values[i]
+        if not isinstance(new.type, ir.IntType):  # (a NaN is the same NaN)
+            bits = ir.IntType(64 if isinstance(new.type, ir.DoubleType) else 32)
+            old, new = b.bitcast(old, bits), b.bitcast(new, bits)
+        out = b.or_(out, b.icmp_unsigned("!=", old, new))
+    return out
+
+
+def residuals_at(b, lay, p, indices, seg):
+    """The captured values number `indices` of record p, in segment `seg`."""
     rec = b.load(p, typ=lay.rec_ir)
-    return [b.extract_value(rec, lay.field(i)) for i in indices]
+    return [_captured(b, lay, rec, seg, i) for i in indices]
 
 
 def _record(b, lay, values, idx):
@@ -146,7 +211,7 @@ def new_segment(fl, lay, count, prev, site=None):
     it is full (the last one's is set when its chain ends).  `site`: the error
     site of a failed allocation (else the node being lowered)."""
     b = fl.b
-    nbytes = b.add(i64(HEADER), b.mul(count, i64(lay.size)))
+    nbytes = b.add(i64(lay.header), b.mul(count, i64(lay.size)))
     seg = fl.alloc(nbytes) if site is None else cg.alloc(b, fl.ctx, nbytes, site)
     cg.store_at(b, prev, seg, PREV)
     cg.store_at(b, NULL, seg, NEXT)
@@ -170,6 +235,7 @@ def make(fl, lay, values):
     b = fl.b
     seg = new_segment(fl, lay, i64(1), NULL)
     cg.store_at(b, values[lay.link], seg, TERMINAL)
+    store_shared(b, lay, seg, values)
     return store(fl, lay, seg, i64(0), values)
 
 
@@ -215,12 +281,16 @@ class ChainWalk(ExplicitStack):
             self.end = cg.alloca(b, PTR, "chain.end")
             self.mark = cg.alloca(b, I64, "chain.mark")  # the depth of the last jump
             b.store(i64(0), self.mark)
-        self.remat = None  # the captured-value numbers of the values a level needs
+        self.remat = None  # per value a level needs: its captured-value number, or a constant
         self.top = self.back = None  # allocas: the first level's values, popped ones
 
     def entry_type(self, live, values):
         fvs = self.lay.option.fvs
-        idx = [next((i for i, v in enumerate(fvs) if v is x), None) for x in live]
+        # each live value is a residual (its number), or a constant (an empty
+        # environment made before the call: the same at every level)
+        idx = [v if isinstance(v, ir.Constant) else
+               next((i for i, f in enumerate(fvs) if f is x), None)
+               for x, v in zip(live, values)]
         if any(i is None or i == self.lay.link for i in idx):
             return super().entry_type(live, values)  # a value computed before the call
         self.remat = idx
@@ -268,7 +338,8 @@ class ChainWalk(ExplicitStack):
             with outside:
                 nxt = cg.load_at(b, b.load(self.seg, typ=PTR), NEXT, PTR)
                 following = b.and_(b.icmp_unsigned("!=", nxt, NULL),
-                                   b.icmp_unsigned("==", record, cg.at(b, nxt, HEADER)))
+                                   b.icmp_unsigned("==", record,
+                                                   cg.at(b, nxt, self.lay.header)))
                 with b.if_else(following) as (on, jump):
                     with on:
                         b.store(record, self.cur)
@@ -303,9 +374,11 @@ class ChainWalk(ExplicitStack):
                     b.store(b.load(slot, typ=t), tmp)
             with deeper:
                 self._step_back(old)
-                values = residuals_at(b, lay, b.load(self.cur, typ=PTR), self.remat)
-                for v, tmp in zip(values, self.back):
-                    b.store(v, tmp)
+                fields = [i for i in self.remat if isinstance(i, int)]
+                values = iter(residuals_at(b, lay, b.load(self.cur, typ=PTR), fields,
+                                           b.load(self.seg, typ=PTR)))
+                for i, tmp in zip(self.remat, self.back):
+                    b.store(i if isinstance(i, ir.Constant) else next(values), tmp)
         return [b.load(tmp, typ=t) for tmp, t in zip(self.back, types)]
 
     def _step_back(self, depth):
@@ -321,7 +394,7 @@ class ChainWalk(ExplicitStack):
             with chained:
                 cur = b.load(self.cur, typ=PTR)
                 seg = b.load(self.seg, typ=PTR)
-                first = b.icmp_unsigned("==", cur, cg.at(b, seg, HEADER))
+                first = b.icmp_unsigned("==", cur, cg.at(b, seg, self.lay.header))
                 with b.if_else(first, likely=False) as (cross, within):
                     with cross:  # the last record of the previous segment
                         self._enter(cg.load_at(b, seg, PREV, PTR))

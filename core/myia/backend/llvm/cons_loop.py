@@ -26,13 +26,13 @@ from ...errors import MyiaMemoryError, MyiaRecursionError
 from ...ir import Apply
 from ...prim import Primitive
 from . import cg, chain
-from .cg import NULL, i32, i64
+from .cg import NULL, ctx_store, i32, i64
 from .chain import chain_layout
 # bounded like native recursion: past MAX_DEPTH pending iterations, or MAX_BYTES of
 # records, a MyiaRecursionError
 from .explicit_stack import MAX_BYTES, MAX_DEPTH
 from .ltypes import to_ir
-from .registry import what_is_made
+from .registry import LoopRecords, what_is_made
 from .runtime import I64, PTR, STATUS_OK
 from .values import coerce, load_captured
 
@@ -105,7 +105,14 @@ class ConsLoop:
                     node, MyiaRecursionError,
                     f"recursion too deep: more than {MAX_DEPTH} pending calls of "
                     f"{fl.entry.name}, or {MAX_BYTES >> 20} MiB of their closures")
-        site = fl.site(node, MyiaMemoryError, what_is_made(node))
+        # (a loop's derivative: its memory error says how many steps, of how much)
+        b_ = fl.b
+        ctx_store(b_, fl.ctx, "depth", depth)
+        types = L.captured_types(opt)
+        step = self.lay.size if self.lay is not None else size
+        site = fl.site(node, MyiaMemoryError,
+                       LoopRecords(step, any(t.contains_array() for t in types))
+                       if fl.loop_of(fl.entry) is not None else what_is_made(node))
         if self.lay is not None:
             self.append(node, ctype, [None if i == k else fl.value(v) for i, v in enumerate(fvs)],
                         site)
@@ -144,13 +151,23 @@ class ConsLoop:
         lay = self.lay
         seg = b.load(self.segment, typ=PTR)
         begun = b.icmp_unsigned("!=", seg, NULL)
+        if lay.shared:
+            # a value the segment's records share that this one does not (the loop
+            # changed it after all) ends the segment here
+            with b.if_then(begun, likely=True):
+                with b.if_then(chain.shared_differ(b, lay, seg, values), likely=False):
+                    count = b.load(self.count, typ=I64)
+                    cg.store_at(b, count, seg, chain.COUNT)
+                    b.store(count, self.cap)
         cap = b.load(self.cap, typ=I64)
         with b.if_then(b.icmp_signed("==", b.load(self.count, typ=I64), cap), likely=False):
             # a new segment: FIRST records, then twice those of the last (it is full)
             cap = b.select(begun, b.select(b.icmp_signed("<", cap, i64(lay.max_count // 2)),
                                            b.add(cap, cap), i64(lay.max_count)),
                            i64(chain.FIRST))
-            b.store(chain.new_segment(fl, lay, cap, seg, site), self.segment)
+            new = chain.new_segment(fl, lay, cap, seg, site)
+            chain.store_shared(b, lay, new, values)
+            b.store(new, self.segment)
             b.store(cap, self.cap)
             b.store(i64(0), self.count)
         count = b.load(self.count, typ=I64)

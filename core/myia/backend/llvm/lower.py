@@ -45,7 +45,7 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ...errors import (MyiaBackendError, MyiaError, MyiaMemoryError, MyiaRecursionError,
-                       MyiaTypeError, memory_error)
+                       MyiaTypeError, loop_memory_error, memory_error)
 from ...ir import Apply, Constant, Graph, Parameter, is_loop_graph, manage
 from ...prim import Primitive
 from ...prim import ops as P
@@ -60,7 +60,7 @@ from .gemm_update import gemm_updates
 from .ltypes import EMPTY, Array, Callee, Func, Scalar, Static, Tuple, to_ir
 from .ops_elementwise import fused_nodes
 from .ops_scalar import to_bool
-from .registry import RULES, backend_error, what_is_made
+from .registry import RULES, LoopRecords, backend_error, what_is_made
 from .runtime import (F32, F64, I1, I32, PREFIX, PTR, STATUS_ERROR, STATUS_INTERRUPT,
                       STATUS_NOMEM, STATUS_OK, STATUS_STACK, clear_interrupt, declare)
 from .values import coerce, load_captured, sizeof
@@ -85,9 +85,10 @@ class ErrorTable:
             self.sites.append((exc, message, loc))
         return n
 
-    def error_of(self, status, site, a, b, c):
+    def error_of(self, status, site, a, b, c, steps=0):
         """The exception of a call that failed with `status` at error site `site`
-        (returned: the native entry raises it, see wrapper)."""
+        (returned: the native entry raises it, see wrapper); `steps`: the steps the
+        loop (of a derivative) that failed had made (ctx.depth)."""
         if status == STATUS_INTERRUPT:
             clear_interrupt()
             return KeyboardInterrupt()
@@ -106,6 +107,9 @@ class ErrorTable:
             what, loc = "an array", None
             if 0 <= site < len(self.sites):
                 _, what, loc = self.sites[site]
+            if isinstance(what, LoopRecords):
+                return loop_memory_error(what.step_bytes, steps, loc, limit=b, used=c,
+                                         arrays=what.holds_arrays)
             return memory_error(a, what, loc, limit=b, used=c)
         if status == STATUS_ERROR and 0 <= site < len(self.sites):
             exc, message, loc = self.sites[site]
@@ -591,17 +595,31 @@ class FnLowering(Emitter):
         """The error site of this function's running out of native stack: the loop of
         a derivative (whose forward pass keeps a frame per iteration) or the
         recursion it is, at its line."""
-        g = self.entry
-        if is_loop_graph(g):
+        g = self.loop_of(self.entry)
+        if g is not None:
             message = ("the derivative of this loop keeps a native stack frame per "
                        "iteration, and its iterations used the whole native stack ({a} MiB)")
             hint = ("run fewer iterations, or checkpoint the loop in segments "
                     "(myia.checkpoint: m segments of k steps keep m + k frames)")
         else:
+            g = self.entry
             message = ("recursion too deep: the program used the whole native stack "
                        "({a} MiB)")
             hint = "check the base case of the recursion"
         return self.L.errors.site(MyiaRecursionError, (message, hint), g.loc)
+
+    def loop_of(self, g):
+        """The loop graph that `g` is, tail-calls, or is nested in (a branch of an
+        `if` in a loop's body), or None."""
+        for h in self.L.tail_group(g):
+            if is_loop_graph(h):
+                return h
+        h = self.L.mng.parent(g)
+        while h is not None:
+            if is_loop_graph(h):
+                return h
+            h = self.L.mng.parent(h)
+        return None
 
     def header(self, g):
         h = self.headers.get(g)

@@ -5,6 +5,8 @@ The ops_* modules register their rules here (`@rule(P.add)`); `myia.backend.llvm
 imports them all (see its __init__), and `lower.py` reads `RULES`.
 """
 
+from collections import namedtuple
+
 from ...errors import MyiaBackendError
 
 #: Primitive -> its lowering rule; filled by the ops_* modules through `rule`
@@ -45,3 +47,8 @@ def what_is_made(node):
             return f"an array of shape {dims}, {dtype}"
         return f"an array of {dtype} (its shape depends on the arguments)"
     return "the values this line makes"
+
+
+class LoopRecords(namedtuple("LoopRecords", "step_bytes holds_arrays")):
+    """What the derivative of a loop allocates, for a memory error: a record a step
+    (`step_bytes` each; `holds_arrays`: the arrays they point to are more)."""

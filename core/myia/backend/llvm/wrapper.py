@@ -27,7 +27,7 @@ block when NumPy drops the array.  An array that is a view of an argument gets t
 argument as its base; a view of a constant of the program, the constant.
 
 Statuses (see `runtime`): an error calls the module's `error_of(status, site, a, b,
-c)` (a Python function that makes the right MyiaError) and raises what it returns
+c, steps)` (a Python function that makes the right MyiaError) and raises what it returns
 (so that no frame of the compiler's is in the traceback); STATUS_STACK returns the
 `DEEP` sentinel (the dispatcher runs the call again on a thread with a large stack,
 through the `deep` variant of the entry, which releases the GIL and never calls
@@ -183,7 +183,7 @@ class EntryBuilder:
     One native function serves both ways of calling: its `self` argument (set when
     the callable is made) is a tuple (deep, error_of, fallback): `deep` is True for
     the deep variant (GIL released, stack budget `deep_budget`, no Python signal
-    handlers), `error_of(status, site, a, b, c)` makes the error of a failed call, and
+    handlers), `error_of(status, site, a, b, c, steps)` makes the error of a failed call, and
     `fallback` (or None) takes the calls this signature cannot.  (No per-program
     Python object is baked into the code, which can then be cached.)"""
 
@@ -283,9 +283,9 @@ class EntryBuilder:
         b.position_at_end(pyerr_bb)
         b.ret(NULL)
         b.position_at_end(raise_bb)
-        tup = b.call(declare(m, "PyTuple_New"), [i64(5)])
+        tup = b.call(declare(m, "PyTuple_New"), [i64(6)])
         items = [b.sext(st, I64)] + [ctx_load(b, ctx, n) for n in ("err_site", "err_a", "err_b",
-                                                                    "err_c")]
+                                                                    "err_c", "depth")]
         for k, v in enumerate(items):
             store_at(b, b.call(declare(m, "PyLong_FromLongLong"), [v]), tup, capi.TUPLE_ITEMS + 8 * k)
         error_of = load_at(b, self_, capi.TUPLE_ITEMS + 8, PTR)
