@@ -83,8 +83,8 @@ def _outside_loop(L, option, i, t):
     """Is captured value number i of `option` a number that the recursion making its
     records cannot change: a node of a graph that the maker (the graph that makes the
     closure) does not reach through the graphs it uses?"""
-    if not isinstance(t, (ir.DoubleType, ir.FloatType, ir.IntType)):
-        return False  # (arrays and closures own references: each record holds its own)
+    if not _comparable(t):
+        return False
     node = option.fvs[i]
     maker = L.mng.parent(option.graph)
     owner = getattr(node, "graph", None)
@@ -99,6 +99,16 @@ def _outside_loop(L, option, i, t):
                 seen.add(h)
                 todo.append(h)
     return True
+
+
+def _comparable(t):
+    """Can `shared_differ` compare values of LLVM type t bit for bit: numbers,
+    pointers, and structs and arrays of them (an array's data, shape and strides)?"""
+    if isinstance(t, (ir.DoubleType, ir.FloatType, ir.IntType, ir.PointerType)):
+        return True
+    if isinstance(t, ir.LiteralStructType):
+        return all(_comparable(e) for e in t.elements)
+    return isinstance(t, ir.ArrayType) and _comparable(t.element)
 
 
 def _is(o, option):
@@ -185,12 +195,22 @@ def shared_differ(b, lay, seg, values):
     """Does any shared one among `values` differ from segment `seg`'s (bit for bit)?"""
     out = ir.Constant(ir.IntType(1), 0)
     for old, i in zip(shared_values(b, lay, seg), lay.shared):
-        new = values[i]
-        if not isinstance(new.type, ir.IntType):  # (a NaN is the same NaN)
-            bits = ir.IntType(64 if isinstance(new.type, ir.DoubleType) else 32)
-            old, new = b.bitcast(old, bits), b.bitcast(new, bits)
-        out = b.or_(out, b.icmp_unsigned("!=", old, new))
+        out = b.or_(out, _differ(b, old, values[i]))
     return out
+
+
+def _differ(b, old, new):
+    t = new.type
+    if isinstance(t, (ir.LiteralStructType, ir.ArrayType)):
+        n = len(t.elements) if isinstance(t, ir.LiteralStructType) else t.count
+        out = ir.Constant(ir.IntType(1), 0)
+        for k in range(n):
+            out = b.or_(out, _differ(b, b.extract_value(old, k), b.extract_value(new, k)))
+        return out
+    if isinstance(t, (ir.DoubleType, ir.FloatType)):  # (a NaN is the same NaN)
+        bits = ir.IntType(64 if isinstance(t, ir.DoubleType) else 32)
+        old, new = b.bitcast(old, bits), b.bitcast(new, bits)
+    return b.icmp_unsigned("!=", old, new)
 
 
 def residuals_at(b, lay, p, indices, seg):
