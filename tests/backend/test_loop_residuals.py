@@ -16,39 +16,11 @@ import numpy as np
 import pytest
 
 import myia
+from benchmarks.loop_memory import (state_without_x, two_carried, while_with_invariant,
+                                     with_invariant)
 from myia.errors import MyiaMemoryError
 
 N = 1_000_000
-
-
-def with_invariant(x, a, n):
-    for i in range(n):
-        x = np.sin(x) * a
-    return x
-
-
-def while_with_invariant(x, a, n):
-    i = 0
-    while i < n:
-        x = np.sin(x) * a
-        i = i + 1
-    return x
-
-
-def two_carried(x, a, n):
-    y = x
-    for i in range(n):
-        x, y = np.sin(y) * a, np.cos(x)
-    return x + y
-
-
-def state_without_x(x, n):
-    s = 0.0
-    i = 0
-    while i < n:
-        s = s + np.sin(i * 1.0)
-        i = i + 1
-    return s * x
 
 
 def _invariant_grad(x, a, n):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import myia
+from benchmarks.loop_memory import state_without_x, two_carried, with_invariant
 from myia.ir import Constant, manage
 from myia.prim import Primitive
 from tests.ad.test_must_hold import sin_loop
@@ -295,28 +296,6 @@ def test_eta_reduction_keeps_a_closure_in_the_scope_of_what_it_captures():
 
 
 # ---- dead outputs and unboxed closures: what a loop's backward pass does not need ------
-
-
-def with_invariant(x, a, n):
-    for i in range(n):
-        x = np.sin(x) * a
-    return x
-
-
-def two_carried(x, a, n):
-    y = x
-    for i in range(n):
-        x, y = np.sin(y) * a, np.cos(x)
-    return x + y
-
-
-def state_without_x(x, n):
-    s = 0.0
-    i = 0
-    while i < n:
-        s = s + np.sin(i * 1.0)
-        i = i + 1
-    return s * x
 
 
 def backward_ops(view):

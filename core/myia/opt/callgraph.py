@@ -47,6 +47,7 @@ class CallGraph:
         self.uses = {}  # graph -> [(user Apply or None for an output, index, owner graph)]
         self.ok = True  # False: some node is untyped, nothing is known
         self._groups = None
+        self._calls_of = None
         self._graphs_by_option = {}
         applies = []
         for g in mng.graphs:
@@ -110,6 +111,15 @@ class CallGraph:
                 self.option_of.setdefault(const.value, o)
                 return
         self.ok = False
+
+    def calls_of(self, g):
+        """The call sites that may call graph `g` (one list per analysis)."""
+        if self._calls_of is None:
+            self._calls_of = {}
+            for site, graphs in self.sites.items():
+                for h in graphs or ():
+                    self._calls_of.setdefault(h, []).append(site)
+        return self._calls_of.get(g, [])
 
     def call_groups(self):
         """The `CallGroups` of this analysis, made once (a rewrite that uses them and

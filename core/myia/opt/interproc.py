@@ -208,7 +208,7 @@ def drop_dead_arguments(root, cg=None):
     sites_of = {}
     for site, g in single.items():
         sites_of.setdefault(g, []).append(site)
-    all_sites = {g: [n for n, u in cg.sites.items() if u and g in u] for g in sites_of}
+    all_sites = {g: cg.calls_of(g) for g in sites_of}
     candidates = set()
     for g, sites in sites_of.items():
         if len(sites) != len(all_sites[g]):
@@ -306,10 +306,7 @@ def zero_arguments(root, cg=None):
     if not cg.ok:
         return 0
     mng = cg.mng
-    sites_of = {}
-    for site, graphs in cg.sites.items():
-        for g in graphs or ():
-            sites_of.setdefault(g, []).append(site)
+    sites_of = {g: cg.calls_of(g) for g in mng.graphs if cg.calls_of(g)}
     where = {}  # parameter -> (its graph, its position)
     zero = set()  # (graph, position, tuple entry or None for the whole parameter)
     for g, sites in sites_of.items():
@@ -461,14 +458,10 @@ def eta_reduce(root, cg=None):
     # graph, so g2 waits for the next analysis.  Nothing else goes stale: f is used
     # only where it is in scope, so no graph's parent changes.
     targets = set()  # the options of the functions removed graphs forward to
-    sites_of = {}
-    for site, graphs in cg.sites.items():
-        for g in graphs or ():
-            sites_of.setdefault(g, []).append(site)
     for g in mng.graphs:
         if not cg.known(g):
             continue
-        f = _eta_target(g, mng, _passed_constants(g, sites_of.get(g, ())))
+        f = _eta_target(g, mng, _passed_constants(g, cg.calls_of(g)))
         if f is None:
             continue
         f_abstract = f.abstract
@@ -521,12 +514,9 @@ def unbox_closures(root, cg=None):
     if not cg.ok:
         return 0
     mng = cg.mng
-    sites_of = {}
-    for site, graphs in cg.sites.items():
-        for g in graphs or ():
-            sites_of.setdefault(g, []).append((site, graphs))
     done = 0
     substitution = {}
+    edited = set()
     for g in list(mng.graphs):
         if not cg.known(g) or g.flags.get("noinline") or mng.children(g) \
                 or len(mng.nodes(g)) > UNBOX_SIZE:
@@ -540,13 +530,21 @@ def unbox_closures(root, cg=None):
                 or not substitution.keys().isdisjoint(f.abstract.options) \
                 or any(option in opts for opts in substitution.values()):
             continue
-        sites = sites_of.get(g, ())
+        sites = cg.calls_of(g)
         uses = cg.uses.get(g, [])
-        if not sites or any(len(graphs) != 1 for _, graphs in sites) \
+        # (the analysis describes the program before this round's edits: a graph
+        # that received a copy, or whose calls or closures are in one, waits)
+        if g in edited or any(site.graph in edited for site in sites) \
+                or any(h in edited for _, _, h in uses):
+            continue
+        if not sites or any(len(cg.sites[site]) != 1
+                            or len(site.inputs) != len(g.parameters) + 1 for site in sites) \
                 or any(f.graph is not h and f.graph not in mng.ancestors(h)
                        for _, _, h in uses):
             continue
-        for site, _ in sites:
+        edited.add(g)
+        for site in sites:
+            edited.add(site.graph)
             fn = site.inputs[0]
             closure = f if isinstance(fn, Constant) else fn
             new = inline(g, site.graph, site.inputs[1:], manager=mng, free={f: closure})
