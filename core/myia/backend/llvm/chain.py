@@ -80,25 +80,30 @@ class ChainLayout:
 
 
 def _outside_loop(L, option, i, t):
-    """Is captured value number i of `option` a number that the recursion making its
+    """Is captured value number i of `option` a value that the recursion making its
     records cannot change: a node of a graph that the maker (the graph that makes the
     closure) does not reach through the graphs it uses?"""
     if not _comparable(t):
         return False
-    node = option.fvs[i]
     maker = L.mng.parent(option.graph)
-    owner = getattr(node, "graph", None)
+    owner = getattr(option.fvs[i], "graph", None)
     if maker is None or owner is None or owner is maker:
         return False
-    seen, todo = {maker}, [maker]
-    while todo:
-        for h in L.mng.graphs_used(todo.pop()):
-            if h is owner:
-                return False
-            if h not in seen:
-                seen.add(h)
-                todo.append(h)
-    return True
+    return owner not in _reached(L, maker)
+
+
+def _reached(L, maker):
+    """The graphs `maker` reaches through the graphs it uses (once per maker)."""
+    out = L.chains.get(("reached", maker))
+    if out is None:
+        out, todo = {maker}, [maker]
+        while todo:
+            for h in L.mng.graphs_used(todo.pop()):
+                if h not in out:
+                    out.add(h)
+                    todo.append(h)
+        L.chains[("reached", maker)] = out
+    return out
 
 
 def _comparable(t):

@@ -106,12 +106,9 @@ class ConsLoop:
                     f"recursion too deep: more than {MAX_DEPTH} pending calls of "
                     f"{fl.entry.name}, or {MAX_BYTES >> 20} MiB of their closures")
         # (a loop's derivative: its memory error says how many steps, of how much)
-        b_ = fl.b
-        ctx_store(b_, fl.ctx, "depth", depth)
-        types = L.captured_types(opt)
-        step = self.lay.size if self.lay is not None else size
+        ctx_store(b, fl.ctx, "depth", depth)
         site = fl.site(node, MyiaMemoryError,
-                       LoopRecords(step, any(t.contains_array() for t in types))
+                       LoopRecords(size, any(t.contains_array() for t in L.captured_types(opt)))
                        if fl.loop_of(fl.entry) is not None else what_is_made(node))
         if self.lay is not None:
             self.append(node, ctype, [None if i == k else fl.value(v) for i, v in enumerate(fvs)],

@@ -171,7 +171,7 @@ class Lowering:
         self._guarded = None
         self.counter = 0
         self.dynenv = DynamicEnvs(self)
-        self.chains = {}  # graph -> its ChainLayout or None (chain.chain_layout)
+        self.chains = {}  # graph -> its ChainLayout or None, ("reached", g) -> graphs (chain.py)
         #: lower recursions with one recursive call as loops (explicit_stack,
         #: cons_loop); MYIA_LLVM_UNRECURSE=0 keeps them native recursions
         self.unrecurse = os.environ.get("MYIA_LLVM_UNRECURSE", "1") != "0"
