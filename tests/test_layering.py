@@ -30,7 +30,7 @@ LAYERS = [
     ["viz"],                # pictures
     ["pipeline"],           # the stages, the backends' programs
     ["static_args"],        # static arguments (myia.compile's static_argnums)
-    ["api", "api_custom", "api_jacobian", "in_subset"],   # the public API (grad, jvp... also inside subset code)
+    ["api", "api_custom", "api_jacobian", "api_vmap", "in_subset"],   # the public API (grad, jvp... also inside subset code)
     ["introspect", "__init__"],
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}

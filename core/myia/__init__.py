@@ -13,6 +13,7 @@ from . import viz  # noqa: F401  (myia.viz.render)
 from .api import compile, grad, ir, jet, jvp, stop_gradient, value_and_grad, vjp
 from .api_custom import checkpoint, custom_jvp, custom_vjp
 from .api_jacobian import hessian, jacfwd, jacobian, jacrev
+from .api_vmap import vmap
 from .errors import (
     MyiaError,
     MyiaGradError,

@@ -1,6 +1,6 @@
 """The transforms as values inside subset code, wired to the objects that build their
 programs: `grad`, `value_and_grad`, `jvp`, `vjp`, `jacfwd`, `jacrev` (`jacobian`),
-`hessian`, `jet` and `checkpoint` named in a def
+`hessian`, `jet`, `checkpoint` and `vmap` named in a def
 compile to their macros (myia.ad), and the compiler's own inner transforms (T of a
 function a jvp receives, J of a closure whose program writes jvp) are transform
 objects built per signature from optimized programs, as `myia.grad`'s are.
@@ -15,6 +15,7 @@ from .ad.forward import JVP, T_graph
 from .ad.grad import GRAD, VALUE_AND_GRAD, VJP
 from .ad.jacobian import HESSIAN, JACFWD, JACREV
 from .ad.reverse import J_graph, not_J_readable
+from .ad.batching import VMAP
 from .ad.custom import CHECKPOINT
 from .ad.taylor import JET
 from .ad.transforms import is_data_signature, pair_values
@@ -22,6 +23,7 @@ from .api import (_Transformed, _fn_text, _intern, _interned, _zeros_like_value,
                   jvp, stop_gradient, value_and_grad, vjp)
 from .api_custom import CheckpointFunction, checkpoint
 from .api_jacobian import hessian, jacfwd, jacrev
+from .api_vmap import vmap
 from .infer import tangent
 from .parser.programs import header
 from .parser.resolve import register_special
@@ -41,6 +43,8 @@ def register():
         register_special(obj, value)
     register_special(stop_gradient, P.stop_gradient)  # (its derivative is zero)
     register_special(checkpoint, CHECKPOINT)
+    register_special(vmap, VMAP)
+    VMAP.static_transform = vmap
     CHECKPOINT.static_transform = lambda fn: _intern(("checkpoint", fn),
                                                      lambda: CheckpointFunction(fn))
     # `grad(f)` or `jet(f, k)` of a known function, in subset code, is the same

@@ -3,8 +3,8 @@
 A primitive is one definition in `myia/prim/` with its traits (elementwise arity,
 commutative, foldable, effect, libm); its rules live in tables keyed by the primitive
 object.  This file lists, for each primitive, what it lacks among: an inference rule,
-a bprop, a jvp and a jet rule (unless it is `nondiff`), an LLVM lowering and a CuPy
-implementation.  A missing rule fails naming the primitive and the rule, unless it is a
+a bprop, a jvp and a jet rule (unless it is `nondiff`), a batching rule (vmap), an
+LLVM lowering and a CuPy implementation.  A missing rule fails naming the primitive and the rule, unless it is a
 known gap below, with its reason; a known gap that is closed fails too, so the list
 only shrinks.
 """
@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 
 import myia  # noqa: F401  (registers the library's primitives)
+from myia.ad.batching import STRUCTURAL as BATCHED_BY_THE_TRANSFORM
+from myia.ad.batching import rule_of
 from myia.backend.cupy.codegen import EW_OPS
 from myia.backend.cupy.emulator import Emulator
 from myia.backend.cupy.impls import HOST_ARGS, STRUCTURAL, ImplTable
@@ -28,6 +30,9 @@ _BY_AD = "built by the AD transform itself (ad.reverse / ad.forward), not by a r
 _AT_RUN_TIME = "J, Jinv and T left for run time are run by the VM, never lowered"
 _FOLDED = "inference always answers it with a constant: it never reaches a backend"
 _HOST = "runs on the host on CuPy (counted in ImplTable.stats['host_fallback'])"
+_STATIC = ("vmap: its inputs are known when compiling (shapes, axes, slices, kinds), "
+           "so they never carry a batch axis")
+_RESOLVED = "vmap batches optimized programs, where J and T are resolved"
 
 #: (primitive, rule) -> why it is missing
 KNOWN_GAPS = {
@@ -68,6 +73,22 @@ KNOWN_GAPS = {
     ("linear_recurrence", "cupy"): _HOST,
     ("take_along_axis", "cupy"): _HOST,
     ("take_along_axis_grad", "cupy"): _HOST,
+    ("J", "batch"): _RESOLVED,
+    ("Jinv", "batch"): _RESOLVED,
+    ("T", "batch"): _RESOLVED,
+    ("closure_bound", "batch"): "closure records are made by the backends, after vmap",
+    ("make_closure", "batch"): "closure records are made by the backends, after vmap",
+    ("concat_bounds", "batch"): _STATIC,
+    ("index_kind", "batch"): _STATIC,
+    ("inverse_axes", "batch"): _STATIC,
+    ("is_none", "batch"): _STATIC,
+    ("kind_of", "batch"): _STATIC,
+    ("make_dslice", "batch"): _STATIC,
+    ("make_slice", "batch"): _STATIC,
+    ("python_number", "batch"): _STATIC,
+    ("reduced_shape", "batch"): _STATIC,
+    ("reduced_size", "batch"): _STATIC,
+    ("slice_start", "batch"): _STATIC,
 }
 
 PRIMITIVES = sorted((p for p in all_primitives().values() if "compile_time" not in p.rules),
@@ -82,6 +103,8 @@ def missing_rules(p):
         missing.append("infer")
     if not p.nondiff:
         missing += [k for k in ("bprop", "jvp", "jet") if k not in p.rules]
+    if p not in BATCHED_BY_THE_TRANSFORM and rule_of(p) is None:
+        missing.append("batch")
     if p not in LLVM_RULES:
         missing.append("llvm")
     if p not in _CUPY.device and p not in STRUCTURAL and p not in HOST_ARGS:

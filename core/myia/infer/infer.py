@@ -47,6 +47,7 @@ the function (or the loop) at its `def`.
 import os
 from collections import defaultdict
 
+from ..ad.batching import VMAP
 from ..ad.custom import CHECKPOINT
 from ..ad.grad import GradMacro, JOf
 from ..ad.forward import uses_forward_mode
@@ -688,6 +689,8 @@ class Inferrer:
             return tangent.expand_jet(self, ctx, node, opt, args)
         if opt.macro is CHECKPOINT:
             return self.expand_checkpoint(ctx, node, args)
+        if opt.macro is VMAP:
+            return self.expand_vmap(ctx, node, args)
         if not args:
             raise MyiaTypeError(f"{opt.name}() needs a function")
         f = args[0]
@@ -730,6 +733,33 @@ class Inferrer:
                 hint="define the checkpointed function at module level (or in a cell) "
                      "and pass what it uses as arguments: checkpoint(segment)(x, w)")
         return AFunction([TransformFunction(CHECKPOINT.static_transform(target))]), None
+
+    def expand_vmap(self, ctx, node, args):
+        """`vmap(f, in_axes, out_axes)` in subset code, f one known def that captures
+        nothing (or a transform of one): the VmapFunction of f, as from Python."""
+        if not 1 <= len(args) <= 3:
+            raise MyiaTypeError(f"vmap takes 1 to 3 arguments (fn, in_axes, out_axes), "
+                                f"{len(args)} given")
+        f = args[0]
+        fo = next(iter(f.options)) if f.__class__ is AFunction and len(f.options) == 1 \
+            else None
+        target = None
+        if not (fo.__class__ is GraphFunction and self.infos[fo.graph].free_variables):
+            target = transform_target(fo)
+        if target is None:
+            raise MyiaGradError(
+                "vmap inside compiled code takes one def that captures nothing (not a "
+                "closure, not a function chosen at run time)",
+                hint="define the mapped function at module level (or in a cell) and pass "
+                     "what it uses as arguments, with in_axes None for them: "
+                     "vmap(f, in_axes=(0, None))(xs, w)")
+        axes = []
+        for a, default in zip(list(args[1:]) + [None] * (3 - len(args)), (0, 0)):
+            v = default if a is None else constant_value(a)
+            if v is NOT_CONSTANT:
+                raise MyiaTypeError(f"vmap's in_axes and out_axes must be constants, got {a}")
+            axes.append(tuple(v) if isinstance(v, list) else v)
+        return AFunction([TransformFunction(VMAP.static_transform(target, *axes))]), None
 
     def static_transform(self, ctx, node, opt, f, argnums):
         """`grad(f)` as a transform built per call signature (see TransformFunction),

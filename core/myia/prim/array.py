@@ -7,7 +7,10 @@ from ..errors import MyiaShapeError, MyiaValueError
 from .arith import eq
 from .grad_ops import zeros_like
 from . import series as S
-from .primitive import PIECEWISE_LINEAR, Primitive, bprop, jet, jvp, linear_in
+from .linalg import batch_matmul
+from .logic import not_
+from .primitive import PIECEWISE_LINEAR, Primitive, batch, bprop, jet, jvp, linear_in
+from .structure import assert_
 from .shape import (_as_array, _axes, astype, broadcast_to, dtype, ndim, reduced_shape, reshape,
                     shape, transpose)
 
@@ -117,3 +120,69 @@ def jvp_dot(a, b, da, db):
 @jet(dot)
 def jet_dot(out, a, b):
     return S.cauchy(a, b, out, prim=dot)
+
+
+# ---- batching rules (vmap: myia.ad.batching) ---------------------------------------
+
+def batch_reduction(prim):
+    def rule(b, x, axis, keepdims):
+        if x.rank == 0:
+            return b.batched(x)
+        return b.apply(prim, b.batched(x), b.axes(b.constant(axis, "the axis"), x.rank),
+                       keepdims)
+
+    return rule
+
+
+def batch_arg_extremum(prim):
+    def rule(b, x, axis, keepdims):
+        ax = b.constant(axis, "the axis")
+        node = b.batched(x)
+        if ax is None:  # (over the flattened array)
+            return b.apply(prim, b.apply(reshape, node, (b.B, -1)), 1, keepdims)
+        return b.apply(prim, node, b.axes(ax, x.rank), keepdims)
+
+    return rule
+
+
+batch(reduce_sum)(batch_reduction(reduce_sum))
+batch(reduce_max)(batch_reduction(reduce_max))
+batch(argmax)(batch_arg_extremum(argmax))
+batch(argmin)(batch_arg_extremum(argmin))
+
+
+@batch(dot)
+def batch_dot(b, x, y):
+    """One matrix product per example: a single product where one side is shared
+    (its rows or columns carry the batch), else a batch_matmul."""
+    B = b.B
+    if x.batched and y.batched:
+        xs = x.shape if x.rank == 2 else (1,) + x.shape
+        ys = y.shape if y.rank == 2 else y.shape + (1,)
+        prod = b.apply(batch_matmul, b.apply(reshape, x.node, (B,) + xs),
+                       b.apply(reshape, y.node, (B,) + ys))
+        return b.apply(reshape, prod, (B,) + b.out_shape)
+    if x.batched:
+        if x.rank == 1:  # rows (B, k) @ y
+            return b.apply(dot, x.node, y.node)
+        m, k = x.shape  # (B * m, k) @ y
+        flat = b.apply(dot, b.apply(reshape, x.node, (B * m, k)), y.node)
+        return b.apply(reshape, flat, (B,) + b.out_shape)
+    if y.rank == 1:  # x @ y_b: (B, k) @ x.T
+        xt = x.node if x.rank == 1 else b.apply(transpose, x.node, None)
+        return b.apply(dot, y.node, xt)
+    k, n = y.shape  # x @ (k, B * n)
+    ycols = b.apply(reshape, b.apply(transpose, y.node, (1, 0, 2)), (k, B * n))
+    flat = b.apply(dot, x.node, ycols)
+    if x.rank == 1:
+        return b.apply(reshape, flat, (B, n))
+    m = x.shape[0]
+    return b.apply(transpose, b.apply(reshape, flat, (m, B, n)), (1, 0, 2))
+
+
+@batch(assert_)
+def batch_assert(b, cond, message):
+    """The assertion holds for every example."""
+    failed = b.apply(astype, b.apply(not_, b.batched(cond)), "int64")
+    every = b.apply(eq, b.apply(reduce_max, failed, None, False), 0)
+    return b.apply(assert_, every, message), False

@@ -26,7 +26,7 @@ from . import series as S
 from .arith import where
 from .array import _reduce, reduce_sum
 from .grad_ops import ones_like, zeros_like
-from .primitive import Primitive, bprop, compile_time, jet, jvp, linear_in
+from .primitive import Primitive, batch, bprop, compile_time, jet, jvp, linear_in
 from .shape import _as_array, _axes, inverse_axes, ndim, reduced_shape, reshape, shape, transpose
 from .structure import getitem, getitem_grad
 
@@ -325,3 +325,30 @@ def _map_node(prim, first, term, *others):
         return S.ZERO
     return S.Term(S.apply(prim, first, term.node, *others))
 
+
+# ---- batching rules (vmap: myia.ad.batching) ---------------------------------------
+
+def _batch_scan(prim):
+    def rule(b, x, axis, reverse):
+        return b.apply(prim, b.batched(x), b.axes(b.constant(axis, "the axis"), x.rank),
+                       reverse)
+
+    return rule
+
+
+batch(cumsum)(_batch_scan(cumsum))
+batch(cumprod)(_batch_scan(cumprod))
+
+
+@batch(reduce_prod)
+def batch_reduce_prod(b, x, axis, keepdims):
+    if x.rank == 0:
+        return b.batched(x)
+    return b.apply(reduce_prod, b.batched(x), b.axes(b.constant(axis, "the axis"), x.rank),
+                   keepdims)
+
+
+@batch(linear_recurrence)
+def batch_linear_recurrence(b, a, x, axis, reverse):
+    return b.apply(linear_recurrence, b.batched(a), b.batched(x),
+                   b.axes(b.constant(axis, "the axis"), a.rank), reverse)

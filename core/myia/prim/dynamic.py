@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import MyiaIndexError, MyiaShapeError, MyiaSliceBoundsError, MyiaTypeError
 from .grad_ops import zeros_like
-from .primitive import Primitive, bprop, jet, jvp, linear_in
+from .primitive import Primitive, batch, bprop, jet, jvp, linear_in
 from .shape import shape
 from .structure import tuple_getitem
 
@@ -201,3 +201,38 @@ def jvp_scatter_add(x, idx, axis, d, dx, didx, daxis, dd):
 
 
 jet(scatter_add)(linear_in(0, 3))
+
+
+# ---- batching rules (vmap: myia.ad.batching) ---------------------------------------
+
+def _shared(b, v, what):
+    if v.batched:
+        raise b.error(f"vmap: {what} that differs between the examples",
+                      hint="give every example the same one (in_axes None), or index "
+                           "with np.take_along_axis")
+    return v
+
+
+@batch(dynamic_slice)
+def batch_dynamic_slice(b, x, start, axis, size):
+    return b.apply(dynamic_slice, b.batched(x), _shared(b, start, "a slice start"),
+                   b.axes(b.constant(axis, "the axis"), x.rank), size)
+
+
+@batch(dynamic_update_slice)
+def batch_dynamic_update_slice(b, x, update, start, axis):
+    return b.apply(dynamic_update_slice, b.batched(x), b.batched(update),
+                   _shared(b, start, "a slice start"),
+                   b.axes(b.constant(axis, "the axis"), x.rank))
+
+
+@batch(gather)
+def batch_gather(b, x, idx, axis):
+    return b.apply(gather, b.batched(x), _shared(b, idx, "an index array"),
+                   b.axes(b.constant(axis, "the axis"), x.rank))
+
+
+@batch(scatter_add)
+def batch_scatter_add(b, x, idx, axis, d):
+    return b.apply(scatter_add, b.batched(x), _shared(b, idx, "an index array"),
+                   b.axes(b.constant(axis, "the axis"), x.rank), b.batched(d))

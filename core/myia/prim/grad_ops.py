@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import MyiaGradError, MyiaTypeError
 from ..ir.anf import EnvKey  # noqa: F401  (keys are IR-level: cloning maps them)
 from . import series as S
-from .primitive import Primitive, bprop, jet, jvp, linear_in
+from .primitive import Primitive, batch, bprop, jet, jvp, linear_in
 
 
 class EnvInstance:
@@ -313,3 +313,8 @@ def bprop_J(x, out, dout):
 @bprop(Jinv)
 def bprop_Jinv(x, out, dout):
     return (dout,)
+
+
+@batch(grad_seed)
+def batch_grad_seed(b, out):
+    return b.apply(ones_like, b.batched(out))

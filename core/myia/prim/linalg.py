@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import MyiaShapeError
 from . import series as S
-from .primitive import Primitive, bprop, compile_time, jet, jvp
+from .primitive import Primitive, batch, bprop, compile_time, jet, jvp
 from .shape import _as_array, ndim, transpose
 
 
@@ -53,3 +53,8 @@ def jvp_batch_matmul(a, b, da, db):
 @jet(batch_matmul)
 def jet_batch_matmul(out, a, b):
     return S.cauchy(a, b, out, prim=batch_matmul)
+
+
+@batch(batch_matmul)
+def batch_batch_matmul(b, x, y):
+    return b.apply(batch_matmul, b.batched(x), b.batched(y))

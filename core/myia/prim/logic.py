@@ -5,7 +5,7 @@ import operator
 import numpy as np
 
 from ..errors import MyiaOverflowError, MyiaTypeError, MyiaValueError
-from .primitive import Primitive, bprop, jet, jvp, linear_in
+from .primitive import Primitive, batch, bprop, jet, jvp, linear_in
 from .shape import unbroadcast
 
 _COMPARISON = dict(nondiff=True, elementwise=2, foldable=True)
@@ -125,3 +125,12 @@ def jvp_to_float(x, dx):
 
 
 jet(to_float)(linear_in(0))
+
+
+@batch(truth)
+def batch_truth(b, x):
+    return b.apply(ne, b.batched(x), 0)
+
+
+# (a marker: inference checked the example's bound; the batched bounds pass through)
+batch(range_bound)(lambda b, n, what, hint: b.batched(n))

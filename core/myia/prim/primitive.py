@@ -20,8 +20,8 @@ instead of keeping lists of names:
                   backend calls: a primitive with it needs no lowering of its own.
 
 Its rules are registered next to it and kept in tables keyed by the primitive object:
-`@bprop(p)`, `@jvp(p)` (functions written in the Python subset, parsed like user code)
-and `@jet(p)` here in `p.rules`.  A jet rule is a Python function that builds the
+`@bprop(p)`, `@jvp(p)` (functions written in the Python subset, parsed like user code),
+`@jet(p)` and `@batch(p)` (vmap's rule) here in `p.rules`.  A jet rule is a Python function that builds the
 truncated series of the output from those of the inputs (myia.prim.series);
 `jet(p)(linear_in(i, ...))` serves a primitive linear in inputs i (the others static:
 shapes, axes, keys), `jet(p)(PIECEWISE_LINEAR)` one that is linear near every point
@@ -115,6 +115,11 @@ jvp = _register("jvp")
 #: K + 1 `series.Term`s (`out`: the term of p at the inputs' values), returning the
 #: output's series.
 jet = _register("jet")
+#: `@batch(p)`: the batching rule of `p` (myia.ad.batching, for vmap): a Python
+#: function `rule(b, *inputs)` of BValues (node, batched, one example's abstract) that
+#: builds, with the Builder b, the batched output (batch axis first) where at least one
+#: input is batched.  An elementwise primitive needs none (its trait gives it).
+batch = _register("batch")
 
 
 def linear_in(*indices):

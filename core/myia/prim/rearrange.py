@@ -25,8 +25,9 @@ import numpy as np
 
 from ..errors import MyiaShapeError, MyiaTypeError, MyiaValueError
 from .grad_ops import zeros_like
-from .primitive import Primitive, bprop, jet, jvp, linear_in
-from .shape import _as_array, _scalar_if_0d
+from .primitive import Primitive, batch, bprop, jet, jvp, linear_in
+from .shape import _as_array, _scalar_if_0d, broadcast_to
+from .structure import make_tuple, tuple_getitem
 
 
 def normalize_axis(axis, ndim, what="axis"):
@@ -251,3 +252,42 @@ def jvp_take_along_axis_grad(x, idx, axis, d, dx, didx, daxis, dd):
 
 
 jet(take_along_axis_grad)(linear_in(3))
+
+
+# ---- batching rules (vmap: myia.ad.batching) ---------------------------------------
+
+@batch(concatenate)
+def batch_concatenate(b, xs, axis):
+    parts = []
+    for i, e in enumerate(xs.abstract.elements):
+        flag = xs.batched[i] if isinstance(xs.batched, tuple) else xs.batched
+        node = b.apply(tuple_getitem, xs, i)
+        parts.append(node if flag else b.apply(broadcast_to, node, (b.B,) + e.shape))
+    rank = len(xs.abstract.elements[0].shape)
+    return b.apply(concatenate, b.apply(make_tuple, *parts),
+                   b.axes(b.constant(axis, "the axis of a concatenation"), rank))
+
+
+@batch(argsort)
+def batch_argsort(b, x, axis):
+    return b.apply(argsort, b.batched(x), b.axes(b.constant(axis, "the axis"), x.rank))
+
+
+@batch(split)
+def batch_split(b, x, bounds, axis):
+    if bounds.batched:
+        raise b.error("vmap: split points that differ between the examples")
+    return b.apply(split, b.batched(x), bounds,
+                   b.axes(b.constant(axis, "the axis of a split"), x.rank))
+
+
+@batch(take_along_axis)
+def batch_take_along_axis(b, x, idx, axis):
+    return b.apply(take_along_axis, b.batched(x), b.batched(idx),
+                   b.axes(b.constant(axis, "the axis"), x.rank))
+
+
+@batch(take_along_axis_grad)
+def batch_take_along_axis_grad(b, x, idx, axis, d):
+    return b.apply(take_along_axis_grad, b.batched(x), b.batched(idx),
+                   b.axes(b.constant(axis, "the axis"), x.rank), b.batched(d))

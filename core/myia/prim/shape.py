@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import (MyiaOverflowError, MyiaShapeError, MyiaTypeError,
                       MyiaValueError, memory_error)
 from .grad_ops import zeros_like
-from .primitive import Primitive, bprop, jet, jvp, linear_in
+from .primitive import Primitive, batch, bprop, jet, jvp, linear_in
 
 DTYPES = {"float64": np.float64, "float32": np.float32, "int64": np.int64, "bool": np.bool_}
 
@@ -347,3 +347,60 @@ def jvp_array_to_scalar(x, dx):
 
 
 jet(array_to_scalar)(linear_in(0))
+
+
+# ---- batching rules (vmap: myia.ad.batching) ---------------------------------------
+
+@batch(reshape)
+def batch_reshape(b, x, shp):
+    s = b.constant(shp, "the shape of a reshape")
+    return b.apply(reshape, b.batched(x), (b.B,) + (tuple(s) if isinstance(s, tuple) else (s,)))
+
+
+@batch(transpose)
+def batch_transpose(b, x, axes):
+    ax = b.constant(axes, "the axes of a transpose")
+    ax = tuple(reversed(range(x.rank))) if ax is None else tuple(ax)
+    return b.apply(transpose, b.batched(x), (0,) + b.axes(ax, x.rank))
+
+
+@batch(broadcast_to)
+def batch_broadcast_to(b, x, shp):
+    s = tuple(b.constant(shp, "the shape of a broadcast"))
+    return b.apply(broadcast_to, b.aligned(x, len(s)), (b.B,) + s)
+
+
+@batch(sum_to)
+def batch_sum_to(b, x, shp):
+    return b.sum_to(b.batched(x), x.shape, tuple(b.constant(shp, "the shape of a sum")))
+
+
+@batch(unbroadcast)
+def batch_unbroadcast(b, d, x):
+    if _is_integral_dtype(x.dtype):  # (an integer's sensitivity is zero)
+        return b.apply(zeros_like, b.batched(x))
+    out = b.sum_to(b.batched(d), d.shape, x.shape)
+    return out if d.dtype == x.dtype else b.apply(astype, out, x.dtype)
+
+
+@batch(full)
+def batch_full(b, shp, value, dt):
+    s = b.constant(shp, "the shape of np.full")
+    s = tuple(s) if isinstance(s, tuple) else (s,)
+    v = b.apply(astype, b.aligned(value, len(s)), b.constant(dt, "the dtype of np.full"))
+    return b.apply(broadcast_to, v, (b.B,) + s)
+
+
+@batch(array_to_scalar)
+def batch_array_to_scalar(b, x):
+    return b.apply(reshape, b.batched(x), (b.B,))
+
+
+def _is_integral_dtype(dt):
+    return dt in ("bool", "int64", "int32", "uint8")
+
+
+# what one example is: the same for all of them (a constant, unbatched)
+batch(shape)(lambda b, x: (b.graph.constant(tuple(x.shape)), False))
+batch(ndim)(lambda b, x: (b.graph.constant(x.rank), False))
+batch(dtype)(lambda b, x: (b.graph.constant(x.dtype), False))

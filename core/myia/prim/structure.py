@@ -5,7 +5,7 @@ import numpy as np
 from ..errors import MyiaAssertionError, MyiaTypeError, MyiaValueError
 from .containers import same_container
 from .grad_ops import zeros_like
-from .primitive import Primitive, bprop, jet, jvp, linear_in
+from .primitive import Primitive, batch, bprop, jet, jvp, linear_in
 
 
 def _switch(cond, if_true, if_false):
@@ -232,3 +232,46 @@ make_slice = Primitive("make_slice", lambda a, b, c: slice(a, b, c), "slice(star
                        nondiff=True, foldable=True)
 len_ = Primitive("len", _len, "len(x) of a tuple or an array", nondiff=True, foldable=True)
 assert_ = Primitive("assert", _assert, "raise if cond is false", nondiff=True, effect=True)
+
+
+# ---- batching rules (vmap: myia.ad.batching) ---------------------------------------
+
+def _batched_index(b, index):
+    """The index of one example's array as an index of the batched array: a whole
+    slice in front of it."""
+    if index.batched:
+        raise b.error("vmap: an index that differs between the examples",
+                      hint="index with a value shared by every example, or use "
+                           "np.take_along_axis")
+    items = index.value
+    if items is NotImplemented:  # (known at run time only: an int, or a tuple of them)
+        if index.abstract.__class__.__name__ == "ATuple":
+            return b.apply(tuple_cons, slice(None), index)
+        return b.apply(make_tuple, slice(None), index)
+    items = items if isinstance(items, tuple) else (items,)
+    arrays = [i for i, it in enumerate(items) if isinstance(it, np.ndarray)]
+    if any(items[i].dtype == np.bool_ for i in arrays):
+        raise b.error("vmap: a boolean mask index (each example could select a different "
+                      "number of elements)", hint="use np.where(mask, x, 0) instead")
+    if arrays and arrays[-1] - arrays[0] != len(arrays) - 1:
+        raise b.error("vmap: integer-array indices separated by a slice (NumPy moves "
+                      "their axes in front, which the batch axis must keep)",
+                      hint="index one axis at a time")
+    return (slice(None),) + items
+
+
+@batch(getitem)
+def batch_getitem(b, x, index):
+    return b.apply(getitem, b.batched(x), _batched_index(b, index))
+
+
+@batch(getitem_grad)
+def batch_getitem_grad(b, x, index, d):
+    return b.apply(getitem_grad, b.batched(x), _batched_index(b, index), b.batched(d))
+
+
+@batch(len_)
+def batch_len(b, x):
+    a = x.abstract
+    n = len(a.elements) if hasattr(a, "elements") else x.shape[0]
+    return b.graph.constant(n), False

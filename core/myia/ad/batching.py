@@ -1,0 +1,754 @@
+"""Batching: the transform behind `myia.vmap`.
+
+`batch_graph(g, batched, B)` takes the *typed, optimized* program `g` of a function for
+one example (every node knows its abstract: dtype and shape) and returns the program
+that computes it for B examples at once.  Each value of the new program is either
+*unbatched* (the same for every example: a weight matrix, a loop counter, a constant)
+or *batched*: the examples' values stacked on a new leading axis of size B (a batched
+float is an f64[B] array).  A spec says which: True or False for a number or an array,
+a tuple of specs for a tuple, `FN` for a function value, `ENV` for an environment of
+sensitivities (whose entries are all batched).
+
+What each node becomes (JAX's `vmap` does the same on its jaxprs):
+
+    a primitive whose inputs are all unbatched   itself: computed once, not B times
+    a primitive with a batched input             its batching rule (`@batch(p)`, next
+                                                 to the primitive; elementwise ones by
+                                                 their trait: the batched inputs are
+                                                 reshaped so that broadcasting lines
+                                                 their axes up)
+    a call of a known graph                      a call of that graph batched for the
+                                                 specs of the arguments (one program
+                                                 per graph and specs)
+    switch on an unbatched condition             a switch of the batched branches
+    switch on a batched condition                both branches, then `where` per value
+    a loop (tail recursion) whose condition      the loop runs while any example is
+      is batched                                 still in it; an example that is done
+                                                 keeps its state (`where`)
+    a function value that is not just called     its program with every input and
+                                                 output batched
+
+A recursion that is not a loop and whose base case depends on a batched value would
+need a different depth per example: it is refused, at the line of its condition.
+"""
+
+import numpy as np
+
+from ..abstract import AArray, AEnv, AFunction, AScalar, ATuple, abstract_of
+from ..errors import MyiaError
+from ..ir import Apply, Constant, Graph, Parameter, manage
+from ..prim import Primitive
+from ..prim import ops as P
+
+FN = "fn"
+ENV = "env"
+
+#: primitives the transform batches itself (containers, choices, sensitivities):
+#: they need no rule of their own
+STRUCTURAL = {P.switch, P.make_tuple, P.tuple_getitem, P.tuple_cons, P.tuple_tail,
+              P.tuple_setitem, P.tuple_as, P.structure_like, P.zeros_like, P.ones_like,
+              P.env_new, P.env_setitem, P.env_getitem, P.env_add, P.gadd,
+              P.differentiable, P.stop_gradient}
+
+
+class MyiaBatchingError(MyiaError):
+    """vmap cannot batch a construct of the program (it says which, and where)."""
+
+    kind = "MyiaBatchingError"
+
+
+def abstract_of_node(node):
+    a = getattr(node, "abstract", None)
+    if a is None and node.__class__ is Constant:
+        a = abstract_of(node.value)
+    return a
+
+
+def full_spec(a, flag=True):
+    """The spec of a value of abstract `a` whose every leaf is batched (flag True) or
+    unbatched (False)."""
+    if a.__class__ is ATuple:
+        return tuple(full_spec(e, flag) for e in a.elements)
+    if a.__class__ is AFunction:
+        return FN
+    if a.__class__ is AEnv:
+        return ENV
+    return flag
+
+
+def is_batched(spec):
+    if spec is True or spec is ENV:
+        return True
+    if spec.__class__ is tuple:
+        return any(map(is_batched, spec))
+    return False
+
+
+def join_specs(a, b):
+    if a.__class__ is tuple and b.__class__ is tuple:
+        return tuple(join_specs(x, y) for x, y in zip(a, b))
+    if a in (FN, ENV) or b in (FN, ENV):
+        return a if a in (FN, ENV) else b
+    return bool(a) or bool(b)
+
+
+class BValue:
+    """A value of the batched program: its node, whether it is batched, and the
+    abstract of one example's value (what the typed program said)."""
+
+    __slots__ = ("node", "batched", "abstract")
+
+    def __init__(self, node, batched, abstract):
+        self.node = node
+        self.batched = batched
+        self.abstract = abstract
+
+    @property
+    def shape(self):
+        a = self.abstract
+        return a.shape if a.__class__ is AArray else ()
+
+    @property
+    def rank(self):
+        return len(self.shape)
+
+    @property
+    def dtype(self):
+        return self.abstract.dtype
+
+    @property
+    def value(self):
+        """Its value, when it is a constant (axes, shapes, keys); else NotImplemented."""
+        n = self.node
+        if n.__class__ is Constant:
+            return n.value
+        a = self.abstract
+        if a.__class__ is AScalar and a.known:
+            return a.value
+        return NotImplemented
+
+
+class Builder:
+    """What a batching rule builds with: `apply` in the graph being made, `B` the
+    batch size, `out` the abstract of one example's result, `loc` the node's line."""
+
+    def __init__(self, graph, B, out, loc):
+        self.graph = graph
+        self.B = B
+        self.out = out
+        self.loc = loc
+
+    @property
+    def out_shape(self):
+        return self.out.shape if self.out.__class__ is AArray else ()
+
+    def apply(self, fn, *args):
+        args = [a.node if a.__class__ is BValue else a for a in args]
+        return self.graph.apply(fn, *args, loc=self.loc)
+
+    def batched(self, v):
+        """The node of `v` with the batch axis in front (an unbatched value is
+        broadcast to it)."""
+        if v.batched:
+            return v.node
+        return self.apply(P.broadcast_to, v, (self.B,) + v.shape)
+
+    def aligned(self, v, rank):
+        """`v` batched, reshaped to (B, 1, ..., 1, *shape) of rank 1 + `rank`: NumPy's
+        broadcasting then lines its axes up with those of rank-`rank` values."""
+        node = self.batched(v)
+        if v.rank == rank:
+            return node
+        return self.apply(P.reshape, node, (self.B,) + (1,) * (rank - v.rank) + v.shape)
+
+    def moved_axis(self, v, axis):
+        """`v` batched with its batch axis moved from 0 to `axis`."""
+        node = self.batched(v)
+        if axis == 0:
+            return node
+        axes = list(range(1, v.rank + 1))
+        axes.insert(axis, 0)
+        return self.apply(P.transpose, node, tuple(axes))
+
+    def axes(self, axis, rank):
+        """Axes of one example (an int, a tuple, or None for all of them) as axes of
+        the batched array, whose batch axis is in front."""
+        if axis is None:
+            return tuple(range(1, rank + 1))
+        if isinstance(axis, tuple):
+            return tuple(int(a) % rank + 1 for a in axis)
+        return int(axis) % rank + 1
+
+    def constant(self, v, what):
+        """The constant value of the input `v` (an axis, a shape), or a clear error."""
+        value = v.value
+        if value is NotImplemented:
+            raise self.error(f"vmap needs {what} known when compiling")
+        return value
+
+    def sum_to(self, node, shape, to_shape):
+        """The batched `node` (one example: `shape`) summed down to `to_shape` per
+        example, as NumPy broadcasting would have spread it."""
+        lead = len(shape) - len(to_shape)
+        axes = tuple(range(1, lead + 1)) + tuple(
+            i + lead + 1 for i, n in enumerate(to_shape) if n == 1 and shape[i + lead] != 1)
+        if axes:
+            node = self.apply(P.reduce_sum, node, axes, False)
+            node = self.apply(P.reshape, node, (self.B,) + tuple(to_shape))
+        return node
+
+    def error(self, message, hint=None):
+        return MyiaBatchingError(message, self.loc, hint)
+
+
+def elementwise_rule(prim):
+    n = prim.elementwise
+
+    def rule(b, *args):
+        rank = b.out.ndim if b.out.__class__ is AArray else 0
+        nodes = [b.aligned(a, rank) if a.batched else a.node for a in args[:n]]
+        return b.apply(prim, *nodes, *args[n:])
+
+    return rule
+
+
+def rule_of(prim):
+    rule = prim.rules.get("batch")
+    if rule is None and prim.elementwise:
+        rule = prim.rules["batch"] = elementwise_rule(prim)
+    return rule
+
+
+# ---- the transform -----------------------------------------------------------------
+
+
+class _Instance:
+    """One graph batched for the specs of its parameters, inside the instance of the
+    graph it is nested in (whose values it reads as free variables)."""
+
+    def __init__(self, graph, specs, parent, forced):
+        self.graph = graph
+        self.specs = specs
+        self.parent = parent
+        self.forced = forced  # the output's spec, where a caller needs one
+        self.values = {}  # node of graph -> BValue
+        self.new = Graph(f"{graph.name}", graph.loc)
+        self.new.flags = {"kind": "batched"}
+        self.out_spec = None
+        self.recursive = False
+        self.loop_tail = None
+
+
+class _Batcher:
+    def __init__(self, root, B):
+        self.mng = manage(root)
+        self.B = B
+        self.instances = {}
+        self.building = []  # instances being built, innermost last
+
+    # -- instances ---------------------------------------------------------------------
+
+    def instance(self, graph, specs, parent, forced=None, loop_tail=None):
+        if not self.mng.free_variables(graph):
+            parent = None
+        else:
+            parent = self._lexical(graph, parent)
+        key = (graph, specs, parent, forced, loop_tail is not None and loop_tail[0])
+        inst = self.instances.get(key)
+        if inst is not None and loop_tail is None:
+            if inst.out_spec is None:  # called from inside itself: a recursion
+                inst.recursive = True
+            return inst
+        inst = _Instance(graph, specs, parent, forced)
+        inst.loop_tail = loop_tail
+        if loop_tail is None:
+            self.instances[key] = inst
+        self.building.append(inst)
+        try:
+            self._build(inst)
+        finally:
+            self.building.pop()
+        return inst
+
+    def _lexical(self, graph, inst):
+        """The instance, among `inst` and its parents, of the graph `graph` is nested
+        in."""
+        parent = self.mng.parent(graph)
+        while inst is not None and inst.graph is not parent:
+            inst = inst.parent
+        if inst is None:
+            raise AssertionError(f"vmap: no instance of the graph {graph.name} is nested in")
+        return inst
+
+    def _build(self, inst):
+        g = inst.graph
+        for p, spec in zip(g.parameters, inst.specs):
+            np_ = inst.new.add_parameter(p.name, p.loc)
+            inst.values[p] = _value(np_, spec, p.abstract)
+        out = self.convert(inst, g.output)
+        spec = out.batched
+        if inst.recursive:
+            spec = full_spec(out.abstract)
+        if inst.forced is not None:
+            spec = inst.forced
+        node = self.as_spec(inst, out, spec)
+        inst.new.output = node
+        inst.out_spec = spec
+
+    def masked(self, inst, graph, vals, node):
+        """The arguments of a call of `graph` where it is a recursion under a batched
+        condition (made by call_both): an example whose condition says stop passes the
+        arguments its own call had, so that it stays stopped."""
+        i = inst
+        while i is not None:
+            if i.loop_tail is not None and i.loop_tail[0].graph is graph:
+                header, keep = i.loop_tail
+                out = []
+                for p, v in zip(graph.parameters, vals):
+                    old = header.values[p]
+                    if v.node is not old.node:
+                        v = self.select(inst, keep, v, old, abstract_of_node(p), node.loc)
+                    out.append(v)
+                return out
+            i = i.parent
+        return vals
+
+    def output_spec(self, inst):
+        if inst.out_spec is None:  # (a recursion: every output batched)
+            return full_spec(abstract_of_node(inst.graph.output))
+        return inst.out_spec
+
+    # -- values --------------------------------------------------------------------
+
+    def lookup(self, inst, node):
+        i = inst
+        while i is not None:
+            if node.graph is i.graph:
+                v = i.values.get(node)
+                if v is None:
+                    v = self.convert(i, node)
+                return v
+            i = i.parent
+        raise AssertionError(f"vmap: {node} is not in the scope of {inst.graph.name}")
+
+    def convert(self, inst, root):
+        """The BValue of `root` (a node of inst.graph) in the batched program; the
+        nodes it depends on first, without recursion in Python."""
+        stack = [root]
+        while stack:
+            node = stack[-1]
+            if node in inst.values:
+                stack.pop()
+                continue
+            if node.__class__ is Constant:
+                inst.values[node] = self.constant(inst, node)
+                stack.pop()
+                continue
+            if node.__class__ is Parameter or node.graph is not inst.graph:
+                inst.values[node] = self.lookup(inst.parent, node)
+                stack.pop()
+                continue
+            missing = [i for i in node.inputs if i not in inst.values
+                       and not (i.__class__ is Constant)
+                       and (i.graph is inst.graph or i.__class__ is Parameter and i.graph is inst.graph)]
+            if missing:
+                stack.extend(missing)
+                continue
+            stack.pop()
+            inst.values[node] = self.apply_node(inst, node)
+        return inst.values[root]
+
+    def constant(self, inst, node):
+        v = node.value
+        if isinstance(v, Graph):
+            # a function value: its program with every input and output batched
+            return BValue(_Deferred(v, inst), FN, abstract_of_node(node))
+        return BValue(node, False, abstract_of_node(node))
+
+    def get(self, inst, node):
+        v = self.lookup(inst, node) if node.__class__ is not Constant else self.constant(inst, node)
+        return v
+
+    def value_node(self, inst, v):
+        """The node of `v` as a value (a function value: its fully batched program)."""
+        node = v.node
+        if node.__class__ is _Deferred:
+            return self.materialize(inst, node)
+        return node
+
+    def materialize(self, inst, d):
+        if d.choice is not None:
+            cond, a, b = d.choice
+            if cond.batched:
+                return self.lane_select(inst, d)
+            return inst.new.apply(P.switch, cond.node, self.value_node(inst, a),
+                                  self.value_node(inst, b))
+        g = d.graph
+        specs = tuple(full_spec(p.abstract) for p in g.parameters)
+        forced = full_spec(abstract_of_node(g.output))
+        return Constant(self.instance(g, specs, d.inst, forced).new)
+
+    def lane_select(self, inst, d):
+        """The function value "x where cond, else y" for a batched cond: a function
+        that calls both (with batched arguments) and selects per example."""
+        cond, x, y = d.choice
+        params, out = _signature_of_function(d.abstract, d.loc)
+        g = Graph("select")
+        g.flags = {"kind": "batched"}
+        args = [g.add_parameter(f"x{i}") for i in range(len(params))]
+        rx = BValue(g.apply(self.value_node(inst, x), *args), full_spec(out), out)
+        ry = BValue(g.apply(self.value_node(inst, y), *args), full_spec(out), out)
+        g.output = self.value_node(inst, self.select(inst, cond, rx, ry, out, d.loc, g))
+        return Constant(g)
+
+    def as_spec(self, inst, v, spec):
+        """The node of `v` converted to `spec` (unbatched leaves broadcast)."""
+        a = v.abstract
+        if v.node.__class__ is _Deferred:
+            return self.materialize(inst, v.node)
+        if spec == v.batched or spec in (FN, ENV):
+            return v.node
+        if a.__class__ is ATuple:
+            b = Builder(inst.new, self.B, a, None)
+            parts = []
+            for i, (e, s) in enumerate(zip(a.elements, spec)):
+                vs = v.batched[i] if v.batched.__class__ is tuple else v.batched
+                part = b.apply(P.tuple_getitem, v.node, i)
+                parts.append(self.as_spec(inst, BValue(part, vs, e), s))
+            return b.apply(P.make_tuple, *parts)
+        if spec and not v.batched:
+            return Builder(inst.new, self.B, a, None).batched(v)
+        return v.node
+
+    # -- applications ----------------------------------------------------------------
+
+    def apply_node(self, inst, node):
+        fn, *args = node.inputs
+        out = abstract_of_node(node)
+        if fn.__class__ is Constant and isinstance(fn.value, Primitive):
+            return self.apply_primitive(inst, node, fn.value, args, out)
+        f = self.get(inst, fn)
+        vals = [self.get(inst, a) for a in args]
+        return self.call(inst, node, f, vals, out)
+
+    def call(self, inst, node, f, vals, out):
+        """The call `f(*vals)` at `node`: a known graph batched for the specs of the
+        arguments; a choice between two functions by a condition (both called and
+        their results selected where it is batched); else a function value made
+        elsewhere, whose program takes and returns batched values."""
+        d = f.node
+        if d.__class__ is not _Deferred:
+            nodes = [self.as_spec(inst, v, full_spec(v.abstract)) for v in vals]
+            return BValue(inst.new.apply(d, *nodes, loc=node.loc), full_spec(out), out)
+        specs = tuple(v.batched for v in vals)
+        nodes = [self.value_node(inst, v) for v in vals]
+        if d.choice is None:
+            vals = self.masked(inst, d.graph, vals, node)
+            specs = tuple(v.batched for v in vals)
+            nodes = [self.value_node(inst, v) for v in vals]
+            callee = self.instance(d.graph, specs, d.inst)
+            return BValue(inst.new.apply(Constant(callee.new), *nodes, loc=node.loc),
+                          self.output_spec(callee), out)
+        cond, x, y = d.choice
+        if _plain(x.node) and _plain(y.node):
+            a, b = x.node, y.node
+            if cond.batched:
+                return self.call_both(inst, node, cond, a, b, specs, nodes, out)
+            ia = self.instance(a.graph, specs, a.inst)
+            ib = self.instance(b.graph, specs, b.inst)
+            spec = join_specs(self.output_spec(ia), self.output_spec(ib))
+            if self.output_spec(ia) != spec:
+                ia = self.instance(a.graph, specs, a.inst, spec)
+            if self.output_spec(ib) != spec:
+                ib = self.instance(b.graph, specs, b.inst, spec)
+            sw = inst.new.apply(P.switch, cond.node, Constant(ia.new), Constant(ib.new),
+                                loc=node.loc)
+            return BValue(inst.new.apply(sw, *nodes, loc=node.loc), spec, out)
+        if cond.batched:
+            rx = self.call(inst, node, x, vals, out)
+            ry = self.call(inst, node, y, vals, out)
+            return self.select(inst, cond, rx, ry, out, node.loc)
+        f = BValue(self.value_node(inst, f), FN, f.abstract)
+        return self.call(inst, node, f, vals, out)
+
+    def call_both(self, inst, node, cond, a, b, specs, nodes, out):
+        """`switch(c, A, B)(...)` with c batched: both branches, then `where`; where one
+        branch loops back (a `while` whose condition is batched), the loop goes on while
+        any example is in it."""
+        looping = [self._loops_back(d.graph, inst.graph) for d in (a, b)]
+        if not any(looping):
+            ia = self.instance(a.graph, specs, a.inst)
+            ib = self.instance(b.graph, specs, b.inst)
+            ra = BValue(inst.new.apply(Constant(ia.new), *nodes, loc=node.loc),
+                        self.output_spec(ia), out)
+            rb = BValue(inst.new.apply(Constant(ib.new), *nodes, loc=node.loc),
+                        self.output_spec(ib), out)
+            return self.select(inst, cond, ra, rb, out, node.loc)
+        if all(looping):
+            raise self._depth_error(cond, "both branches of the condition recurse")
+        body, exit_ = (a, b) if looping[0] else (b, a)
+        through = self._branch_target(body.graph, inst.graph)
+        if nodes or through is not None:
+            raise self._depth_error(cond, "it recurses through another function" + (
+                f" ({through.name})" if through is not None else ""))
+        # a recursion whose base case is batched: it goes on while any example is
+        # still in it; an example that is done passes on the arguments it had, and
+        # takes the other branch's result
+        keep = cond if looping[0] else self._negated(inst, cond)
+        loc = node.loc
+        b_ = Builder(inst.new, self.B, out, loc)
+        as_int = b_.apply(P.astype, keep.node, "int64")
+        any_ = b_.apply(P.gt, b_.apply(P.reduce_max, as_int, None, False), 0)
+        ib = self.instance(body.graph, (), body.inst, None, loop_tail=(inst, keep))
+        ie = self.instance(exit_.graph, (), exit_.inst)
+        if self._tail_target(body.graph) is inst.graph:
+            # a loop: an example that is done keeps its state until all are
+            spec = join_specs(self.output_spec(ib), self.output_spec(ie))
+            if self.output_spec(ie) != spec:
+                ie = self.instance(exit_.graph, (), exit_.inst, spec)
+            if self.output_spec(ib) != spec:
+                raise AssertionError("vmap: a loop's body and exit disagree on what is batched")
+            sw = inst.new.apply(P.switch, any_, Constant(ib.new), Constant(ie.new), loc=loc)
+            return BValue(inst.new.apply(sw, loc=loc), spec, out)
+        each = Graph(f"{inst.graph.name}:each")
+        each.flags = {"kind": "batched"}
+        rb = BValue(each.apply(Constant(ib.new), loc=loc), self.output_spec(ib), out)
+        re = BValue(each.apply(Constant(ie.new), loc=loc), self.output_spec(ie), out)
+        r = self.select(inst, keep, rb, re, out, loc, each)
+        each.output = self.value_node(inst, r)
+        spec = r.batched
+        if self.output_spec(ie) != spec:
+            ie = self.instance(exit_.graph, (), exit_.inst, spec)
+        sw = inst.new.apply(P.switch, any_, Constant(each), Constant(ie.new), loc=loc)
+        return BValue(inst.new.apply(sw, loc=loc), spec, out)
+
+    def _negated(self, inst, cond):
+        return BValue(inst.new.apply(P.not_, cond.node), True, cond.abstract)
+
+    def _depth_error(self, cond, why):
+        loc = getattr(cond.node, "loc", None)
+        return MyiaBatchingError(
+            "vmap of a recursion whose base case depends on the batched argument, where "
+            f"{why}: vmap runs a recursion until every example is done only where one "
+            "branch calls the function itself", loc,
+            hint="write it as one function that calls itself, or as a loop (while/for)")
+
+    def _reachable(self, graph, target):
+        """The graphs `graph` reaches (calls, makes, or nests), not through `target`."""
+        seen, todo = set(), [graph]
+        while todo:
+            g = todo.pop()
+            if g in seen:
+                continue
+            seen.add(g)
+            if g is not target:
+                todo.extend(self.mng.graphs_used(g))
+                todo.extend(self.mng.children(g))
+        return seen
+
+    def _loops_back(self, graph, target):
+        """Whether the branch `graph` recurses into `target`, the graph whose condition
+        is batched."""
+        return target in self._reachable(graph, target)
+
+    def _branch_target(self, body, target):
+        """A graph outside `body` through which it recurses into `target` (a mutual
+        recursion), or None."""
+        scope = set(self.mng.scope(body))
+        for u in self._reachable(body, target):
+            if u not in scope and u is not target and self._loops_back(u, target):
+                return u
+        return None
+
+    def _tail_target(self, graph):
+        """The graph `graph` ends by calling (its output is a direct call of a
+        graph), or None."""
+        out = graph.output
+        if out.__class__ is Apply and out.inputs[0].__class__ is Constant \
+                and isinstance(out.inputs[0].value, Graph):
+            return out.inputs[0].value
+        return None
+
+    def select(self, inst, cond, x, y, out, loc, graph=None):
+        """x where the batched `cond`, else y, per example (made in `graph`, by default
+        the instance's); functions are chosen where they are called."""
+        graph = graph or inst.new
+        b = Builder(graph, self.B, out, loc)
+        if out.__class__ is ATuple:
+            parts = []
+            for i, e in enumerate(out.elements):
+                xs = x.batched[i] if x.batched.__class__ is tuple else x.batched
+                ys = y.batched[i] if y.batched.__class__ is tuple else y.batched
+                xi = BValue(b.apply(P.tuple_getitem, x.node, i), xs, e)
+                yi = BValue(b.apply(P.tuple_getitem, y.node, i), ys, e)
+                parts.append(self.select(inst, cond, xi, yi, e, loc, graph))
+            return BValue(b.apply(P.make_tuple, *[self.value_node(inst, p) for p in parts]),
+                          tuple(p.batched for p in parts), out)
+        if out.__class__ is AFunction:  # (chosen where it is called)
+            return BValue(_Deferred(None, inst, (cond, x, y), loc, out), FN, out)
+        if out.__class__ is AEnv:
+            raise MyiaBatchingError(
+                "vmap: a branch on a condition that differs between the examples returns "
+                "a derivative environment",
+                loc, hint="return numbers or arrays from both branches")
+        rank = out.ndim if out.__class__ is AArray else 0
+        node = b.apply(P.where, b.aligned(cond, rank), x.node if not x.batched else b.aligned(x, rank),
+                       y.node if not y.batched else b.aligned(y, rank))
+        return BValue(node, True, out)
+
+    def apply_primitive(self, inst, node, prim, args, out):
+        loc = node.loc
+        b = Builder(inst.new, self.B, out, loc)
+        if prim is P.switch:
+            c, x, y = (self.get(inst, a) for a in args)
+            if x.batched is FN:  # (a function: which one is known where it is called)
+                return BValue(_Deferred(None, inst, (c, x, y), loc, out), FN, out)
+            if c.batched:
+                return self.select(inst, c, x, y, out, loc)
+            spec = join_specs(x.batched, y.batched)
+            return BValue(b.apply(P.switch, c, self.as_spec(inst, x, spec),
+                                  self.as_spec(inst, y, spec)), spec, out)
+        vals = [self.get(inst, a) for a in args]
+        if prim is P.make_tuple:
+            nodes = [self.value_node(inst, v) for v in vals]
+            return BValue(b.apply(P.make_tuple, *nodes), tuple(v.batched for v in vals), out)
+        if prim is P.tuple_getitem:
+            t, i = vals
+            spec = t.batched[i.value] if t.batched.__class__ is tuple else t.batched
+            if spec is FN and t.node.__class__ is _Deferred:
+                raise AssertionError("vmap: tuple_getitem of a function")
+            return BValue(b.apply(P.tuple_getitem, self.value_node(inst, t), i), spec, out)
+        if prim is P.tuple_cons:
+            h, t = vals
+            return BValue(b.apply(prim, self.value_node(inst, h), t),
+                          (h.batched,) + _entries(t), out)
+        if prim is P.tuple_tail:
+            return BValue(b.apply(prim, vals[0]), _entries(vals[0])[1:], out)
+        if prim is P.tuple_setitem:
+            t, i, v = vals
+            spec = list(_entries(t))
+            spec[i.value] = v.batched
+            return BValue(b.apply(prim, t, i, self.value_node(inst, v)), tuple(spec), out)
+        if prim in (P.tuple_as, P.structure_like):
+            return BValue(b.apply(prim, *[self.value_node(inst, v) for v in vals]),
+                          vals[0].batched, out)
+        if prim in (P.zeros_like, P.ones_like):
+            return BValue(b.apply(prim, self.value_node(inst, vals[0])), vals[0].batched, out)
+        if prim in (P.env_new,):
+            return BValue(b.apply(prim), ENV, out)
+        if prim is P.env_setitem:
+            env, key, v = vals
+            return BValue(b.apply(prim, env, key, self.as_spec(inst, v, full_spec(v.abstract))),
+                          ENV, out)
+        if prim is P.env_getitem:
+            env, key, default = vals
+            if env.batched is not ENV and not is_batched(default.batched):
+                return BValue(b.apply(prim, env, key, default), default.batched, out)
+            spec = full_spec(out)
+            return BValue(b.apply(prim, env, key, self.as_spec(inst, default, spec)), spec, out)
+        if prim is P.env_add:
+            return BValue(b.apply(prim, *vals), ENV, out)
+        if prim is P.gadd:
+            spec = join_specs(vals[0].batched, vals[1].batched)
+            if not is_batched(spec):
+                return BValue(b.apply(prim, *vals), spec, out)
+            x, y = (self.as_spec(inst, v, spec) for v in vals)
+            return BValue(b.apply(prim, x, y), spec, out)
+        nodes = [self.value_node(inst, v) for v in vals]
+        if not any(is_batched(v.batched) for v in vals):
+            return BValue(b.apply(prim, *nodes), full_spec(out, False), out)
+        if prim in (P.differentiable, P.stop_gradient):
+            return BValue(b.apply(prim, *nodes), vals[0].batched, out)
+        rule = rule_of(prim)
+        if rule is None:
+            raise MyiaBatchingError(
+                f"vmap has no batching rule for the primitive {prim.name!r} (here applied "
+                f"to a batched value)", loc,
+                hint="compute this part outside vmap, or define @batch("
+                     f"{prim.name}) next to the primitive in myia/prim/")
+        result = rule(b, *vals)
+        if result.__class__ is tuple:  # (node, spec): an output shared by every example
+            return BValue(result[0], result[1], out)
+        return BValue(result, full_spec(out), out)
+
+
+class _Deferred:
+    """A function value whose program depends on how it is called: `graph` (made in
+    the instance `inst`), or `choice` = (cond, x, y): x where cond, else y (BValues of
+    functions), which a call with a batched cond makes a call of both."""
+
+    def __init__(self, graph, inst, choice=None, loc=None, abstract=None):
+        self.graph = graph
+        self.inst = inst
+        self.choice = choice
+        self.loc = loc
+        self.abstract = abstract
+
+    @property
+    def graph_loc(self):
+        return self.graph.loc if self.graph is not None else self.loc
+
+
+def _signature_of_function(a, loc):
+    """(parameter abstracts, output abstract) of a function value of abstract `a`."""
+    for opt in getattr(a, "options", ()):
+        g = getattr(opt, "graph", None)
+        if g is not None:
+            return [abstract_of_node(p) for p in g.parameters], abstract_of_node(g.output)
+    raise MyiaBatchingError(f"vmap: a function ({a}) chosen per example by a condition that "
+                            "differs between them", loc,
+                            hint="call the function where it is chosen (f(x) if c else g(x))")
+
+
+def _entries(t):
+    """The specs of the entries of the tuple BValue `t`."""
+    if t.batched.__class__ is tuple:
+        return t.batched
+    return tuple(full_spec(e, t.batched) for e in t.abstract.elements)
+
+
+def _plain(d):
+    return d.__class__ is _Deferred and d.graph is not None
+
+
+def _value(node, spec, abstract):
+    return BValue(node, spec, abstract)
+
+
+def batch_graph(graph, batched, B):
+    """The program of the typed, optimized `graph` for B examples at once: argument i
+    batched on axis 0 where `batched[i]` (else shared by every example), every output
+    batched on axis 0."""
+    t = _Batcher(graph, B)
+    specs = tuple(full_spec(abstract_of_node(p), flag) for p, flag in zip(graph.parameters, batched))
+    root = t.instance(graph, specs, None, full_spec(abstract_of_node(graph.output)))
+    new = root.new
+    new.name = f"vmap_{graph.name}"
+    return new
+
+
+class VmapMacro:
+    """`vmap(fn, in_axes=0, out_axes=0)` as a value inside subset code: for fn a def
+    that captures nothing (or a transform of one), the same function as `myia.vmap`
+    from Python (inference makes it: myia.infer.infer.expand_vmap)."""
+
+    param_names = ("fn", "in_axes", "out_axes")
+    defaults = {"in_axes": 0, "out_axes": 0}
+    ir_name = "vmap"
+    writes_jvp = True  # (J of a program that calls it waits for its typed program)
+    static_transform = None  # (fn, in_axes, out_axes) -> its VmapFunction (myia.in_subset)
+
+    def __myia_J__(self):
+        # (J of a program before inference resolved the macro)
+        raise MyiaBatchingError(
+            "vjp, jacrev or hessian of a program that calls vmap inside is not supported "
+            "yet (grad, jvp, jacfwd and grad of grad are)",
+            hint="make the vmap outside the program, `vf = myia.vmap(f)` at module "
+                 "level (or in a cell), and call vf in the program: then every "
+                 "derivative works")
+
+    def __repr__(self):
+        return "<vmap macro>"
+
+
+VMAP = VmapMacro()
