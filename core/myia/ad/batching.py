@@ -34,7 +34,8 @@ need a different depth per example: it is refused, at the line of its condition.
 
 import numpy as np
 
-from ..abstract import AArray, AEnv, AFunction, AScalar, ATuple, abstract_of
+from ..abstract import (AArray, AConstant, AEnv, AFunction, AScalar, ATuple, abstract_of,
+                        join)
 from ..errors import MyiaError
 from ..ir import Apply, Constant, Graph, Parameter, manage
 from ..prim import Primitive
@@ -73,6 +74,8 @@ def full_spec(a, flag=True):
         return FN
     if a.__class__ is AEnv:
         return ENV
+    if a.__class__ is AConstant:  # (None, a string, a slice: the same for every example)
+        return False
     return flag
 
 
@@ -237,6 +240,7 @@ class _Instance:
         self.out_spec = None
         self.recursive = False
         self.loop_tail = None
+        self.args_of = None  # (output: the arguments of this call in it, see call_both)
 
 
 class _Batcher:
@@ -245,23 +249,28 @@ class _Batcher:
         self.B = B
         self.instances = {}
         self.building = []  # instances being built, innermost last
+        self.program_graphs = _program_graphs(self.mng)
 
     # -- instances ---------------------------------------------------------------------
 
-    def instance(self, graph, specs, parent, forced=None, loop_tail=None):
+    def instance(self, graph, specs, parent, forced=None, loop_tail=None, args_of=None,
+                 preset=None):
         if not self.mng.free_variables(graph):
             parent = None
         else:
             parent = self._lexical(graph, parent)
-        key = (graph, specs, parent, forced, loop_tail is not None and loop_tail[0])
+        key = (graph, specs, parent, forced, loop_tail is not None and loop_tail[0], args_of)
         inst = self.instances.get(key)
-        if inst is not None and loop_tail is None:
+        if inst is not None and loop_tail is None and preset is None:
             if inst.out_spec is None:  # called from inside itself: a recursion
                 inst.recursive = True
             return inst
         inst = _Instance(graph, specs, parent, forced)
         inst.loop_tail = loop_tail
-        if loop_tail is None:
+        inst.args_of = args_of
+        if preset:
+            inst.values.update(preset)
+        elif loop_tail is None:
             self.instances[key] = inst
         self.building.append(inst)
         try:
@@ -285,7 +294,14 @@ class _Batcher:
         for p, spec in zip(g.parameters, inst.specs):
             np_ = inst.new.add_parameter(p.name, p.loc)
             inst.values[p] = _value(np_, spec, p.abstract)
-        out = self.convert(inst, g.output)
+        if inst.args_of is not None:
+            inputs = inst.args_of.inputs[1:]
+            args = [self.get(inst, a) for a in inputs]
+            node = inst.new.apply(P.make_tuple, *[self.value_node(inst, v) for v in args])
+            out = BValue(node, tuple(v.batched for v in args),
+                         ATuple([abstract_of_node(a) for a in inputs]))
+        else:
+            out = self.convert(inst, g.output)
         spec = out.batched
         if inst.recursive:
             spec = full_spec(out.abstract)
@@ -392,7 +408,11 @@ class _Batcher:
         """The function value "x where cond, else y" for a batched cond: a function
         that calls both (with batched arguments) and selects per example."""
         cond, x, y = d.choice
-        params, out = _signature_of_function(d.abstract, d.loc)
+        params, out = _signature_of_function(d.abstract, self.program_graphs)
+        if out is None:
+            # inference typed none of their bodies: nobody calls it (the
+            # backpropagator of a bool), whichever it is
+            return self.value_node(inst, x)
         g = Graph("select")
         g.flags = {"kind": "batched"}
         args = [g.add_parameter(f"x{i}") for i in range(len(params))]
@@ -416,7 +436,7 @@ class _Batcher:
                 part = b.apply(P.tuple_getitem, v.node, i)
                 parts.append(self.as_spec(inst, BValue(part, vs, e), s))
             return b.apply(P.make_tuple, *parts)
-        if spec and not v.batched:
+        if spec and not v.batched and a.__class__ is not AConstant:
             return Builder(inst.new, self.B, a, None).batched(v)
         return v.node
 
@@ -475,6 +495,9 @@ class _Batcher:
         """`switch(c, A, B)(...)` with c batched: both branches, then `where`; where one
         branch loops back (a `while` whose condition is batched), the loop goes on while
         any example is in it."""
+        joined = self._join_point(a.graph, b.graph, inst.graph)
+        if joined is not None and not nodes:
+            return self.call_joined(inst, node, cond, a, b, joined, out)
         looping = [self._loops_back(d.graph, inst.graph) for d in (a, b)]
         if not any(looping):
             ia = self.instance(a.graph, specs, a.inst)
@@ -551,6 +574,56 @@ class _Batcher:
         is batched."""
         return target in self._reachable(graph, target)
 
+    def _join_point(self, a, b, target):
+        """(call in a, call in b) where both branches go on to the same function K, the
+        code after an `if`: by calling it last, or, where they recurse into `target`
+        (the `if` of a loop's body, in a derivative that builds the backpropagators
+        of the iterations), by their one call of a graph that does.  Else None."""
+        ta, tb = self._tail_target(a), self._tail_target(b)
+        if ta is not None and ta is tb and len(a.output.inputs) == len(b.output.inputs):
+            return a.output, b.output
+        ca, cb = self._continuation(a, target), self._continuation(b, target)
+        if ca is None or cb is None or ca.inputs[0].value is not cb.inputs[0].value \
+                or len(ca.inputs) != len(cb.inputs):
+            return None
+        return ca, cb
+
+    def _continuation(self, graph, target):
+        """The one call, in the branch `graph`, of a graph that recurses into `target`,
+        where nothing else the branch makes does; else None."""
+        calls = [n for n in self.mng.nodes(graph) if n.__class__ is Apply
+                 and n.inputs[0].__class__ is Constant and isinstance(n.inputs[0].value, Graph)
+                 and self._loops_back(n.inputs[0].value, target)]
+        if len(calls) != 1 or any(self._loops_back(c, target)
+                                  for c in self.mng.scope(graph) if c is not graph):
+            return None
+        return calls[0]
+
+    def call_joined(self, inst, node, cond, a, b, calls, out):
+        """switch(cond, A, B)() with cond batched, where A and B both call K (their
+        join point): K's arguments are selected per example and K is called once; what
+        each branch makes with its result is computed on both sides and selected."""
+        ca, cb = calls
+        loc = node.loc
+        sig = ATuple([abstract_of_node(i) for i in ca.inputs[1:]])
+        ia = self.instance(a.graph, (), a.inst, args_of=ca)
+        ib = self.instance(b.graph, (), b.inst, args_of=cb)
+        ra = BValue(inst.new.apply(Constant(ia.new), loc=loc), ia.out_spec, sig)
+        rb = BValue(inst.new.apply(Constant(ib.new), loc=loc), ib.out_spec, sig)
+        both = self.select(inst, cond, ra, rb, sig, loc)
+        args = [BValue(inst.new.apply(P.tuple_getitem, both.node, i, loc=loc),
+                       both.batched[i] if both.batched.__class__ is tuple else both.batched, e)
+                for i, e in enumerate(sig.elements)]
+        k = BValue(_Deferred(ca.inputs[0].value, a.inst), FN, None)
+        r = self.call(inst, ca, k, args, abstract_of_node(ca))
+        if ca is a.graph.output:
+            return r
+        sa = self.instance(a.graph, (), a.inst, preset={ca: r})
+        sb = self.instance(b.graph, (), b.inst, preset={cb: r})
+        xa = BValue(inst.new.apply(Constant(sa.new), loc=loc), sa.out_spec, out)
+        xb = BValue(inst.new.apply(Constant(sb.new), loc=loc), sb.out_spec, out)
+        return self.select(inst, cond, xa, xb, out, loc)
+
     def _branch_target(self, body, target):
         """A graph outside `body` through which it recurses into `target` (a mutual
         recursion), or None."""
@@ -587,14 +660,41 @@ class _Batcher:
         if out.__class__ is AFunction:  # (chosen where it is called)
             return BValue(_Deferred(None, inst, (cond, x, y), loc, out), FN, out)
         if out.__class__ is AEnv:
-            raise MyiaBatchingError(
-                "vmap: a branch on a condition that differs between the examples returns "
-                "a derivative environment",
-                loc, hint="return numbers or arrays from both branches")
+            return self.select_env(inst, cond, x, y, out, loc, graph)
+        if out.__class__ is AConstant:  # (None: the same on both sides)
+            return x
         rank = out.ndim if out.__class__ is AArray else 0
         node = b.apply(P.where, b.aligned(cond, rank), x.node if not x.batched else b.aligned(x, rank),
                        y.node if not y.batched else b.aligned(y, rank))
         return BValue(node, True, out)
+
+    def select_env(self, inst, cond, x, y, out, loc, graph):
+        """Environments (sensitivities of what closures captured) selected entry by
+        entry: their keys are known when compiling."""
+        if not out.known:
+            raise MyiaBatchingError(
+                "vmap: a derivative environment of unknown contents chosen per example "
+                "(the gradient of a loop of closures nested too deep)", loc)
+        b = Builder(graph, self.B, out, loc)
+        env = b.apply(P.env_new)
+        for key, a in out.entries.items():
+            zero = Constant(self.zeros(a, loc))
+            vx = BValue(b.apply(P.env_getitem, x.node, key, zero), full_spec(a), a)
+            vy = BValue(b.apply(P.env_getitem, y.node, key, zero), full_spec(a), a)
+            env = b.apply(P.env_setitem, env, key, self.select(inst, cond, vx, vy, a, loc,
+                                                               graph).node)
+        return BValue(env, ENV, out)
+
+    def zeros(self, a, loc):
+        """Batched zeros of abstract `a` (numbers, arrays, tuples of them)."""
+        if a.__class__ is ATuple:
+            return tuple(self.zeros(e, loc) for e in a.elements)
+        if a.__class__ is AConstant:
+            return a.value
+        if a.__class__ in (AScalar, AArray):
+            return np.zeros((self.B,) + tuple(getattr(a, "shape", ())), a.dtype)
+        raise MyiaBatchingError(f"vmap: a derivative environment holding {a}, chosen per "
+                                "example", loc)
 
     def apply_primitive(self, inst, node, prim, args, out):
         loc = node.loc
@@ -689,15 +789,35 @@ class _Deferred:
         return self.graph.loc if self.graph is not None else self.loc
 
 
-def _signature_of_function(a, loc):
-    """(parameter abstracts, output abstract) of a function value of abstract `a`."""
+def _program_graphs(mng):
+    """{graph an abstract names: the graph of the program it is}: the abstracts of an
+    optimized program name the graphs inference typed, of which the program holds
+    copies (found through the constants that make them)."""
+    found = {}
+    for g in mng.graphs:
+        consts = [i for n in mng.nodes(g) if n.__class__ is Apply for i in n.inputs
+                  if i.__class__ is Constant and isinstance(i.value, Graph)]
+        if g.output.__class__ is Constant and isinstance(g.output.value, Graph):
+            consts.append(g.output)
+        for c in consts:
+            for opt in getattr(getattr(c, "abstract", None), "options", ()):
+                if getattr(opt, "graph", None) is not None:
+                    found.setdefault(opt.graph, c.value)
+    return found
+
+
+def _signature_of_function(a, program_graphs):
+    """(parameter abstracts, output abstract) of a function value of abstract `a`: its
+    options' in the program (outputs joined: environments of different keys); the
+    output is None when inference typed none of their bodies (nobody calls them)."""
+    params, out = None, None
     for opt in getattr(a, "options", ()):
-        g = getattr(opt, "graph", None)
-        if g is not None:
-            return [abstract_of_node(p) for p in g.parameters], abstract_of_node(g.output)
-    raise MyiaBatchingError(f"vmap: a function ({a}) chosen per example by a condition that "
-                            "differs between them", loc,
-                            hint="call the function where it is chosen (f(x) if c else g(x))")
+        g = program_graphs.get(getattr(opt, "graph", None))
+        o = None if g is None else abstract_of_node(g.output)  # (None: never typed)
+        if o is not None:
+            params = [abstract_of_node(p) for p in g.parameters]
+            out = o if out is None else join(out, o)
+    return params, out
 
 
 def _entries(t):

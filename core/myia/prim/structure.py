@@ -238,11 +238,15 @@ assert_ = Primitive("assert", _assert, "raise if cond is false", nondiff=True, e
 
 def _batched_index(b, index):
     """The index of one example's array as an index of the batched array: a whole
-    slice in front of it."""
+    slice in front of it; an int that differs between the examples picks, for each
+    example (np.arange(B)), its own row."""
     if index.batched:
-        raise b.error("vmap: an index that differs between the examples",
-                      hint="index with a value shared by every example, or use "
-                           "np.take_along_axis")
+        a = index.abstract
+        if a.__class__.__name__ == "AScalar" and a.dtype in ("int64", "int32"):
+            return b.apply(make_tuple, np.arange(b.B), index)
+        raise b.error("vmap: an index that differs between the examples (other than "
+                      "one int)", hint="index with a value shared by every example, or "
+                                       "use np.take_along_axis")
     items = index.value
     if items is NotImplemented:  # (known at run time only: an int, or a tuple of them)
         if index.abstract.__class__.__name__ == "ATuple":
