@@ -37,8 +37,8 @@ Cells hold functions written in the subset; the last expression is compiled and 
   def f(x): return x * np.sin(x)
   grad(f)(1.0)          %grad f          %ir f          %plot f grad(f) -3 3
 Already there: np, math, grad, value_and_grad, jvp, vjp, jacfwd, jacrev, jacobian,
-hessian, jet, stop_gradient, custom_vjp, custom_jvp, checkpoint.  %help tells
-more."""
+hessian, jet, stop_gradient, custom_vjp, custom_jvp, checkpoint, vmap.  %help
+tells more."""
 
 
 LOCKED_BANNER = ("This kernel is locked: cells hold subset code only (no %%python, no "

@@ -195,9 +195,11 @@ def magic_help_cmd(session, line):
         "  f = custom_jvp(f0, jvp=f_jvp)\n"
         "                      f0 with its forward-mode derivative given by a rule\n"
         "  f = checkpoint(f0)  f0, whose backward pass computes its forward pass again\n"
+        "  vmap(f)(xs)         f, written for one example, run on a batch of them\n"
+        "                      (in_axes=(0, None): xs batched, the next argument shared)\n"
         "  f?                  help on a name\n"
         "Already there: np, math, grad, value_and_grad, jvp, vjp, jacfwd, jacrev,\n"
-        "jacobian, hessian, jet, stop_gradient, custom_vjp, custom_jvp, checkpoint.\n"
+        "jacobian, hessian, jet, stop_gradient, custom_vjp, custom_jvp, checkpoint, vmap.\n"
         "A compile that takes more than a second shows the stage it is in.\n"
         + _limits_text(session) + "\n"
         "Magics:\n" + "\n".join(rows))

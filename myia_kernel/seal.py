@@ -45,7 +45,7 @@ from myia.introspect import (check_compile_time_size, check_not_foreign, foreign
 #: the session's own names (bound by new_namespace; a cell cannot rebind them)
 SESSION_NAMES = ("np", "math", "grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev",
                  "jacobian", "hessian", "jet", "stop_gradient", "custom_vjp",
-                 "custom_jvp", "checkpoint")
+                 "custom_jvp", "checkpoint", "vmap")
 #: the session's modules, which a cell may import again under the same name
 SESSION_MODULES = {"np": "numpy", "math": "math"}
 #: names no cell may bind or read: the machine's modules and Python's internals
@@ -515,7 +515,7 @@ def _known(value):
 
 _API = frozenset({myia.grad, myia.value_and_grad, myia.jvp, myia.vjp, myia.jacfwd,
                   myia.jacrev, myia.hessian, myia.jet, myia.stop_gradient, myia.custom_vjp,
-                  myia.custom_jvp, myia.checkpoint, myia.compile})
+                  myia.custom_jvp, myia.checkpoint, myia.vmap, myia.compile})
 
 
 def _callable_here(fn):

@@ -155,6 +155,7 @@ def new_namespace():
         "custom_vjp": myia.custom_vjp,
         "custom_jvp": myia.custom_jvp,
         "checkpoint": myia.checkpoint,
+        "vmap": myia.vmap,
     }
 
 

@@ -19,6 +19,8 @@ class VmapFunction(_Transformed):
     named in subset code it is that program."""
 
     _kind_name = "vmap"
+    #: its "parsed" program is the batched one, made for the arguments' types
+    program_needs_types = True
 
     def __init__(self, fn, in_axes=0, out_axes=0):
         super().__init__(fn)

@@ -43,7 +43,8 @@ class Stage:
 
 def _parsed(fn, signature):
     t0 = time.perf_counter()
-    graph = to_graph(fn)
+    # (a transform whose program exists only for argument types, vmap: for those)
+    graph = to_graph(fn) if signature is None else to_graph(fn, signature)
     # the parser keeps each function's graph: the first parse is the one timed
     graph.derived.setdefault("seconds parsed", time.perf_counter() - t0)
     return IRView(graph, "parsed", graph.derived["seconds parsed"])
@@ -196,7 +197,8 @@ class Pipeline:
             raise MyiaError(
                 f"unknown stage {name!r}", hint=f"choose one of {', '.join(STAGES)}")
         if name == "parsed":
-            return STAGES[name].show(fn, None)
+            per_types = args and getattr(fn, "program_needs_types", False)
+            return STAGES[name].show(fn, signature_of(args) if per_types else None)
         _, names, defaults = header(fn)
         if not args and any(n not in defaults for n in names):
             raise MyiaError(

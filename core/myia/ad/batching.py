@@ -249,6 +249,10 @@ class _Batcher:
         self.B = B
         self.instances = {}
         self.building = []  # instances being built, innermost last
+        #: the masks of the recursions under a batched condition whose recursive
+        #: branch is being built, innermost last: (header instance, keep); every call
+        #: of a header made meanwhile (in the branch, or a function it calls) is masked
+        self.masks = []
         self.program_graphs = _program_graphs(self.mng)
 
     # -- instances ---------------------------------------------------------------------
@@ -259,7 +263,10 @@ class _Batcher:
             parent = None
         else:
             parent = self._lexical(graph, parent)
-        key = (graph, specs, parent, forced, loop_tail is not None and loop_tail[0], args_of)
+        masks = self.masks
+        if any(h.graph is graph for h, _ in masks):
+            masks = []  # (a header masked by its caller: its own recursion masks itself)
+        key = (graph, specs, parent, forced, args_of, tuple(id(k.node) for _, k in masks))
         inst = self.instances.get(key)
         if inst is not None and loop_tail is None and preset is None:
             if inst.out_spec is None:  # called from inside itself: a recursion
@@ -272,11 +279,13 @@ class _Batcher:
             inst.values.update(preset)
         elif loop_tail is None:
             self.instances[key] = inst
+        saved, self.masks = self.masks, masks + ([loop_tail] if loop_tail else [])
         self.building.append(inst)
         try:
             self._build(inst)
         finally:
             self.building.pop()
+            self.masks = saved
         return inst
 
     def _lexical(self, graph, inst):
@@ -315,10 +324,8 @@ class _Batcher:
         """The arguments of a call of `graph` where it is a recursion under a batched
         condition (made by call_both): an example whose condition says stop passes the
         arguments its own call had, so that it stays stopped."""
-        i = inst
-        while i is not None:
-            if i.loop_tail is not None and i.loop_tail[0].graph is graph:
-                header, keep = i.loop_tail
+        for header, keep in reversed(self.masks):
+            if header.graph is graph:
                 out = []
                 for p, v in zip(graph.parameters, vals):
                     old = header.values[p]
@@ -326,7 +333,6 @@ class _Batcher:
                         v = self.select(inst, keep, v, old, abstract_of_node(p), node.loc)
                     out.append(v)
                 return out
-            i = i.parent
         return vals
 
     def output_spec(self, inst):
@@ -510,7 +516,7 @@ class _Batcher:
         if all(looping):
             raise self._depth_error(cond, "both branches of the condition recurse")
         body, exit_ = (a, b) if looping[0] else (b, a)
-        through = self._branch_target(body.graph, inst.graph)
+        through = self._other_recursion(body.graph, inst.graph)
         if nodes or through is not None:
             raise self._depth_error(cond, "it recurses through another function" + (
                 f" ({through.name})" if through is not None else ""))
@@ -624,12 +630,12 @@ class _Batcher:
         xb = BValue(inst.new.apply(Constant(sb.new), loc=loc), sb.out_spec, out)
         return self.select(inst, cond, xa, xb, out, loc)
 
-    def _branch_target(self, body, target):
-        """A graph outside `body` through which it recurses into `target` (a mutual
-        recursion), or None."""
-        scope = set(self.mng.scope(body))
+    def _other_recursion(self, body, target):
+        """A graph the branch `body` reaches, before it comes back to `target`, whose
+        own recursion is being batched (a mutual recursion), or None."""
+        busy = {h.graph for h, _ in self.masks}
         for u in self._reachable(body, target):
-            if u not in scope and u is not target and self._loops_back(u, target):
+            if u in busy and u is not target:
                 return u
         return None
 

@@ -798,7 +798,8 @@ class Inferrer:
             called = u.inputs[0] is node and node not in u.inputs[1:]
             transformed = len(u.inputs) > 1 and u.inputs[1] is node \
                 and node not in u.inputs[2:] \
-                and (_is_jvp_call(u) or _is_grad_call(u) and self.only_called(g, u))
+                and (_is_jvp_call(u) or _is_vmap_call(u)
+                     or _is_grad_call(u) and self.only_called(g, u))
             if not called and not transformed:
                 return False
         return True
@@ -1066,6 +1067,12 @@ def _is_grad_call(node):
     fn = node.inputs[0]
     return fn.__class__ is Constant and isinstance(fn.value, GradMacro) \
         and len(node.inputs) > 1
+
+
+def _is_vmap_call(node):
+    """Whether `node` is `vmap(f, ...)` written in subset code."""
+    fn = node.inputs[0]
+    return fn.__class__ is Constant and fn.value is VMAP
 
 
 def _is_jvp_call(node):

@@ -4,7 +4,7 @@ and creation in `shape`.)"""
 import numpy as np
 
 from ..errors import MyiaShapeError, MyiaValueError
-from .arith import eq
+from .arith import eq, mul
 from .grad_ops import zeros_like
 from . import series as S
 from .linalg import batch_matmul
@@ -159,8 +159,10 @@ def batch_dot(b, x, y):
     if x.batched and y.batched:
         xs = x.shape if x.rank == 2 else (1,) + x.shape
         ys = y.shape if y.rank == 2 else y.shape + (1,)
-        prod = b.apply(batch_matmul, b.apply(reshape, x.node, (B,) + xs),
-                       b.apply(reshape, y.node, (B,) + ys))
+        xb, yb = b.apply(reshape, x.node, (B,) + xs), b.apply(reshape, y.node, (B,) + ys)
+        # (a product over one element, an outer product: a broadcast multiplication,
+        # which fuses with what surrounds it; per-example gradients of a layer are that)
+        prod = b.apply(mul, xb, yb) if xs[-1] == 1 else b.apply(batch_matmul, xb, yb)
         return b.apply(reshape, prod, (B,) + b.out_shape)
     if x.batched:
         if x.rank == 1:  # rows (B, k) @ y

@@ -21,7 +21,8 @@ instead of keeping lists of names:
 
 Its rules are registered next to it and kept in tables keyed by the primitive object:
 `@bprop(p)`, `@jvp(p)` (functions written in the Python subset, parsed like user code),
-`@jet(p)` and `@batch(p)` (vmap's rule) here in `p.rules`.  A jet rule is a Python function that builds the
+`@jet(p)` and `@batch(p)` (vmap's rule) here in `p.rules`.  A jet rule is a Python
+function that builds the
 truncated series of the output from those of the inputs (myia.prim.series);
 `jet(p)(linear_in(i, ...))` serves a primitive linear in inputs i (the others static:
 shapes, axes, keys), `jet(p)(PIECEWISE_LINEAR)` one that is linear near every point
