@@ -402,6 +402,7 @@ from benchmarks.loop_memory import bench_loop_memory  # noqa: E402
 from benchmarks.checkpoint_memory import bench_checkpoint  # noqa: E402
 from benchmarks.jacobians import bench_jacobians  # noqa: E402
 from benchmarks.nested_ad import bench_nested  # noqa: E402
+from benchmarks.vmap import bench_vmap  # noqa: E402
 
 BENCHES = {"mlp": bench_mlp, "sin": bench_sin, "fan": bench_fan, "call": bench_call,
            "dynamic": bench_dynamic, "pipeline": bench_pipeline,
@@ -409,7 +410,7 @@ BENCHES = {"mlp": bench_mlp, "sin": bench_sin, "fan": bench_fan, "call": bench_c
            "numpy": bench_numpy_functions, "drawing": bench_drawing,
            "training": bench_training, "loop_memory": bench_loop_memory,
            "checkpoint": bench_checkpoint, "jacobians": bench_jacobians,
-           "nested": bench_nested}
+           "nested": bench_nested, "vmap": bench_vmap}
 
 
 # ---- the report --------------------------------------------------------------------------------

@@ -63,7 +63,9 @@ def reductions(x):
 def products(a, b):
     """Every rank pairing of dot with either side batched."""
     return (np.dot(a, b) + np.dot(b, a) + np.dot(a[0], b) * np.sum(a @ a, axis=0)
-            + np.outer(b, b) @ a.T[0] + np.dot(b, b))
+            + np.outer(b, b) @ a.T[0] + np.dot(b, b)
+            # a column and a row: products over one element
+            + np.dot(a, b.reshape(3, 1))[:, 0] + (b.reshape(3, 1) @ a[0].reshape(1, 3))[1])
 
 
 def shaping(x):

@@ -168,11 +168,14 @@ def batch_dot(b, x, y):
         if x.rank == 1:  # rows (B, k) @ y
             return b.apply(dot, x.node, y.node)
         m, k = x.shape  # (B * m, k) @ y
+        if k == 1 and y.rank == 2:  # (a column times a row: a broadcast multiplication)
+            return b.apply(mul, b.apply(reshape, x.node, (B, m, 1)), y.node)
         flat = b.apply(dot, b.apply(reshape, x.node, (B * m, k)), y.node)
         return b.apply(reshape, flat, (B,) + b.out_shape)
-    if y.rank == 1:  # x @ y_b: (B, k) @ x.T
+    if y.rank == 1 or y.shape[1] == 1:  # x @ y_b: (B, k) @ x.T (a column: the same)
         xt = x.node if x.rank == 1 else b.apply(transpose, x.node, None)
-        return b.apply(dot, y.node, xt)
+        rows = y.node if y.rank == 1 else b.apply(reshape, y.node, (B, y.shape[0]))
+        return b.apply(reshape, b.apply(dot, rows, xt), (B,) + b.out_shape)
     k, n = y.shape  # x @ (k, B * n)
     ycols = b.apply(reshape, b.apply(transpose, y.node, (1, 0, 2)), (k, B * n))
     flat = b.apply(dot, x.node, ycols)
