@@ -335,6 +335,24 @@ def test_derivatives_of_vmap_agree_with_each_other():
 CUBES = vmap(lambda x: np.sum(np.sin(x) ** 3))
 
 
+def wave(x):
+    return np.sin(x) * np.exp(x)
+
+
+def tangent_of_wave(x, t):
+    return myia.jvp(wave, (x,), (t,))
+
+
+def test_vmap_with_forward_and_taylor_modes():
+    xs = np.array([0.1, 0.5, -0.3])
+    # vmap of jet, jet of vmap, and vmap of a jvp written in the subset
+    check(myia.jet(wave, order=3), xs)
+    np.testing.assert_allclose(np.stack(myia.jet(vmap(wave), order=3)(xs)),
+                               np.stack(looped(myia.jet(wave, order=3), 0, xs)),
+                               rtol=1e-13)
+    check(tangent_of_wave, xs, np.array([1.0, 2.0, -1.0]))
+
+
 def inner(x, w):
     return np.sum(np.tanh(w @ x))
 
@@ -358,8 +376,13 @@ def test_vmap_inside_compiled_code():
     fd = (np.sum(grad(batch_total, 1)(XS, W + e) ** 2)
           - np.sum(grad(batch_total, 1)(XS, W - e) ** 2)) / (2 * h)
     np.testing.assert_allclose(gg[1, 2], fd, rtol=1e-6)
-    with pytest.raises(MyiaError, match="hessian of a program that calls vmap inside"):
-        myia.hessian(lambda xs: np.sum(vmap(inner, (0, None))(xs, W)))(XS)
+    # hessian of an array function: jacfwd of its optimized gradient, batched
+    H = myia.hessian(lambda xs: np.sum(vmap(inner, (0, None))(xs, W)))(XS[:2])
+    for i in range(2):
+        np.testing.assert_allclose(H[i, :, i, :], myia.hessian(inner)(XS[i], W),
+                                   rtol=1e-11)
+    with pytest.raises(MyiaError, match="vjp of a program that calls vmap inside"):
+        myia.vjp(lambda xs: np.sum(vmap(inner, (0, None))(xs, W)), XS)
 
 
 # ---- errors -------------------------------------------------------------------------

@@ -190,8 +190,9 @@ class CheckpointMacro:
     def __myia_J__(self):
         # (J of a program before inference resolved the macro: a higher derivative)
         raise MyiaGradError(
-            "vjp, jacrev or hessian of a program that calls checkpoint inside is not "
-            "supported yet (grad, jvp, jacfwd, jet and grad of grad are)",
+            "vjp of a program that calls checkpoint inside (and jacrev or hessian of one "
+            "that takes or returns tuples, lists or dicts) is not supported yet (grad, "
+            "jvp, jacfwd, jet, grad of grad, and jacrev and hessian of arrays are)",
             hint="checkpoint the function outside the program, `ck = "
                  "myia.checkpoint(segment)` at module level (or in a cell), and call ck "
                  "in the program: then every derivative works")

@@ -266,11 +266,28 @@ def _batched_index(b, index):
 
 @batch(getitem)
 def batch_getitem(b, x, index):
+    if hasattr(x.abstract, "elements"):  # a tuple or a list, at a constant position
+        i = b.constant(index, "the position in a tuple")
+        specs = x.batched if isinstance(x.batched, tuple) else (x.batched,) * len(
+            x.abstract.elements)
+        return b.apply(getitem, x, index), (tuple(specs[i]) if isinstance(i, slice)
+                                            else specs[i])
     return b.apply(getitem, b.batched(x), _batched_index(b, index))
 
 
 @batch(getitem_grad)
 def batch_getitem_grad(b, x, index, d):
+    if hasattr(x.abstract, "elements"):  # d at a constant position of a tuple of zeros
+        i = b.constant(index, "the position in a tuple")
+        if not isinstance(i, int):
+            raise b.error("vmap: the gradient of a slice of a tuple")
+        i %= len(x.abstract.elements)
+        specs = list(x.batched if isinstance(x.batched, tuple) else (x.batched,) * len(
+            x.abstract.elements))
+        specs[i] = d.batched
+        parts = [d.node if j == i else b.apply(zeros_like, b.apply(tuple_getitem, x, j))
+                 for j in range(len(specs))]
+        return b.apply(make_tuple, *parts), tuple(specs)
     return b.apply(getitem_grad, b.batched(x), _batched_index(b, index), b.batched(d))
 
 
