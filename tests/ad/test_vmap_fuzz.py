@@ -13,7 +13,7 @@ program takes one, batched too: each example its own array):
 
 The points are x, x + 0.37 and x - 0.81 (with `a`, a + 0.2 and a - 0.3): far enough
 apart that branches and trip counts differ.  Programs where Python fails at one of the
-points are skipped.  The suite runs MYIA_FUZZ_VMAP programs (default 30; on CI, 40,
+points are skipped.  The suite runs MYIA_FUZZ_VMAP programs (default 30; on CI, 60,
 the same ones on each run); `make fuzz` runs more.
 """
 
@@ -29,7 +29,7 @@ from tests.ad.test_transforms_fuzz import ON_CI, cases, load, program_dir  # noq
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, assume, event, given, settings  # noqa: E402
 
-N_EXAMPLES = int(os.environ.get("MYIA_FUZZ_VMAP", 40 if ON_CI else 30))
+N_EXAMPLES = int(os.environ.get("MYIA_FUZZ_VMAP", 60 if ON_CI else 30))
 SAME = 1e-9
 
 VMAP_SETTINGS = settings(max_examples=N_EXAMPLES, deadline=None, derandomize=ON_CI,
