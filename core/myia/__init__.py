@@ -15,6 +15,7 @@ from .api_custom import checkpoint, custom_jvp, custom_vjp
 from .api_jacobian import hessian, jacfwd, jacobian, jacrev
 from .api_vmap import vmap
 from .errors import (
+    MyiaBatchingError,
     MyiaError,
     MyiaGradError,
     MyiaIndexError,

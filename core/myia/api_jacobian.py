@@ -17,7 +17,8 @@ import numpy as np
 from . import progress
 from .abstract import AArray, AScalar
 from .ad import check_argnums, reverse
-from .ad.batching import abstract_of_node, batch_graph
+from .ad.batching import batch_graph
+from .ad.batching_rules import abstract_of_node
 from .ad.forward import jvp_graph
 from .ad.grad import differentiable_args, grad_graph
 from .ad.jacobian import jacobian_graph

@@ -5,7 +5,9 @@ example's types."""
 
 from . import progress
 from .abstract import AArray, AScalar, ATuple
-from .ad.batching import MyiaBatchingError, abstract_of_node, batch_graph
+from .ad.batching import batch_graph
+from .ad.batching_rules import abstract_of_node
+from .errors import MyiaBatchingError
 from .api import _fn_text, _held, _intern, _Transformed
 from .ir import Graph
 from .ir.protocol import value_graph

@@ -165,6 +165,12 @@ class MyiaGradError(MyiaError):
     kind = "MyiaGradError"
 
 
+class MyiaBatchingError(MyiaError):
+    """vmap cannot batch a construct of the program (it says which, and where)."""
+
+    kind = "MyiaBatchingError"
+
+
 class MyiaBackendError(MyiaError):
     """A backend cannot run a construct of the program (never silent)."""
 

@@ -16,7 +16,7 @@ import pytest
 
 import myia  # noqa: F401  (registers the library's primitives)
 from myia.ad.batching import STRUCTURAL as BATCHED_BY_THE_TRANSFORM
-from myia.ad.batching import rule_of
+from myia.ad.batching_rules import rule_of
 from myia.backend.cupy.codegen import EW_OPS
 from myia.backend.cupy.emulator import Emulator
 from myia.backend.cupy.impls import HOST_ARGS, STRUCTURAL, ImplTable

@@ -3,46 +3,44 @@
 `batch_graph(g, batched, B)` takes the *typed, optimized* program `g` of a function for
 one example (every node knows its abstract: dtype and shape) and returns the program
 that computes it for B examples at once.  Each value of the new program is either
-*unbatched* (the same for every example: a weight matrix, a loop counter, a constant)
-or *batched*: the examples' values stacked on a new leading axis of size B (a batched
-float is an f64[B] array).  A spec says which: True or False for a number or an array,
-a tuple of specs for a tuple, `FN` for a function value, `ENV` for an environment of
-sensitivities (whose entries are all batched).
+unbatched (the same for every example: a weight matrix, a loop counter, a constant)
+or batched (stacked on a leading axis of size B); its *spec* says which
+(myia.ad.batching_rules, with what a primitive's batching rule works with).
 
 What each node becomes (JAX's `vmap` does the same on its jaxprs):
 
     a primitive whose inputs are all unbatched   itself: computed once, not B times
-    a primitive with a batched input             its batching rule (`@batch(p)`, next
-                                                 to the primitive; elementwise ones by
-                                                 their trait: the batched inputs are
-                                                 reshaped so that broadcasting lines
-                                                 their axes up)
+    a primitive with a batched input             its batching rule (`@batch(p)`)
     a call of a known graph                      a call of that graph batched for the
                                                  specs of the arguments (one program
                                                  per graph and specs)
     switch on an unbatched condition             a switch of the batched branches
     switch on a batched condition                both branches, then `where` per value
-    a loop (tail recursion) whose condition      the loop runs while any example is
-      is batched                                 still in it; an example that is done
-                                                 keeps its state (`where`)
+                                                 (functions chosen per example are
+                                                 called both, where they are called)
+    both branches go on to the same function     its arguments selected per example,
+      (the code after an `if`)                   and one call of it
+    a recursion whose base case is batched       it goes on while any example needs
+      (a `while`, or a recursive def)            it: an example that is done passes on
+                                                 the arguments it had (a mask) and
+                                                 takes the other branch's result; a
+                                                 loop stays a loop
     a function value that is not just called     its program with every input and
                                                  output batched
 
-A recursion that is not a loop and whose base case depends on a batched value would
-need a different depth per example: it is refused, at the line of its condition.
+A mutual recursion whose base case is batched is refused, at the line of the inner
+condition: the masks of two recursions would have to hold for each other's calls.
 """
 
 import numpy as np
 
-from ..abstract import (AArray, AConstant, AEnv, AFunction, AScalar, ATuple, abstract_of,
-                        join)
-from ..errors import MyiaError
+from ..abstract import AArray, AConstant, AEnv, AFunction, AScalar, ATuple, join
 from ..ir import Apply, Constant, Graph, Parameter, manage
 from ..prim import Primitive
 from ..prim import ops as P
-
-FN = "fn"
-ENV = "env"
+from ..errors import MyiaBatchingError
+from .batching_rules import (ENV, FN, BValue, Builder, abstract_of_node, full_spec, is_batched,
+                             join_specs, rule_of)
 
 #: primitives the transform batches itself (containers, choices, sensitivities):
 #: they need no rule of their own
@@ -52,182 +50,15 @@ STRUCTURAL = {P.switch, P.make_tuple, P.tuple_getitem, P.tuple_cons, P.tuple_tai
               P.differentiable, P.stop_gradient}
 
 
-class MyiaBatchingError(MyiaError):
-    """vmap cannot batch a construct of the program (it says which, and where)."""
-
-    kind = "MyiaBatchingError"
-
-
-def abstract_of_node(node):
-    a = getattr(node, "abstract", None)
-    if a is None and node.__class__ is Constant:
-        a = abstract_of(node.value)
-    return a
-
-
-def full_spec(a, flag=True):
-    """The spec of a value of abstract `a` whose every leaf is batched (flag True) or
-    unbatched (False)."""
-    if a.__class__ is ATuple:
-        return tuple(full_spec(e, flag) for e in a.elements)
-    if a.__class__ is AFunction:
-        return FN
-    if a.__class__ is AEnv:
-        return ENV
-    if a.__class__ is AConstant:  # (None, a string, a slice: the same for every example)
-        return False
-    return flag
-
-
-def is_batched(spec):
-    if spec is True or spec is ENV:
-        return True
-    if spec.__class__ is tuple:
-        return any(map(is_batched, spec))
-    return False
-
-
-def join_specs(a, b):
-    if a.__class__ is tuple and b.__class__ is tuple:
-        return tuple(join_specs(x, y) for x, y in zip(a, b))
-    if a in (FN, ENV) or b in (FN, ENV):
-        return a if a in (FN, ENV) else b
-    return bool(a) or bool(b)
-
-
-class BValue:
-    """A value of the batched program: its node, whether it is batched, and the
-    abstract of one example's value (what the typed program said)."""
-
-    __slots__ = ("node", "batched", "abstract")
-
-    def __init__(self, node, batched, abstract):
-        self.node = node
-        self.batched = batched
-        self.abstract = abstract
-
-    @property
-    def shape(self):
-        a = self.abstract
-        return a.shape if a.__class__ is AArray else ()
-
-    @property
-    def rank(self):
-        return len(self.shape)
-
-    @property
-    def dtype(self):
-        return self.abstract.dtype
-
-    @property
-    def value(self):
-        """Its value, when it is a constant (axes, shapes, keys); else NotImplemented."""
-        n = self.node
-        if n.__class__ is Constant:
-            return n.value
-        a = self.abstract
-        if a.__class__ is AScalar and a.known:
-            return a.value
-        return NotImplemented
-
-
-class Builder:
-    """What a batching rule builds with: `apply` in the graph being made, `B` the
-    batch size, `out` the abstract of one example's result, `loc` the node's line."""
-
-    def __init__(self, graph, B, out, loc):
-        self.graph = graph
-        self.B = B
-        self.out = out
-        self.loc = loc
-
-    @property
-    def out_shape(self):
-        return self.out.shape if self.out.__class__ is AArray else ()
-
-    def apply(self, fn, *args):
-        args = [a.node if a.__class__ is BValue else a for a in args]
-        return self.graph.apply(fn, *args, loc=self.loc)
-
-    def batched(self, v):
-        """The node of `v` with the batch axis in front (an unbatched value is
-        broadcast to it)."""
-        if v.batched:
-            return v.node
-        return self.apply(P.broadcast_to, v, (self.B,) + v.shape)
-
-    def aligned(self, v, rank):
-        """`v` batched, reshaped to (B, 1, ..., 1, *shape) of rank 1 + `rank`: NumPy's
-        broadcasting then lines its axes up with those of rank-`rank` values."""
-        node = self.batched(v)
-        if v.rank == rank:
-            return node
-        return self.apply(P.reshape, node, (self.B,) + (1,) * (rank - v.rank) + v.shape)
-
-    def moved_axis(self, v, axis):
-        """`v` batched with its batch axis moved from 0 to `axis`."""
-        node = self.batched(v)
-        if axis == 0:
-            return node
-        axes = list(range(1, v.rank + 1))
-        axes.insert(axis, 0)
-        return self.apply(P.transpose, node, tuple(axes))
-
-    def axes(self, axis, rank):
-        """Axes of one example (an int, a tuple, or None for all of them) as axes of
-        the batched array, whose batch axis is in front."""
-        if axis is None:
-            return tuple(range(1, rank + 1))
-        if isinstance(axis, tuple):
-            return tuple(int(a) % rank + 1 for a in axis)
-        return int(axis) % rank + 1
-
-    def constant(self, v, what):
-        """The constant value of the input `v` (an axis, a shape), or a clear error."""
-        value = v.value
-        if value is NotImplemented:
-            raise self.error(f"vmap needs {what} known when compiling")
-        return value
-
-    def sum_to(self, node, shape, to_shape):
-        """The batched `node` (one example: `shape`) summed down to `to_shape` per
-        example, as NumPy broadcasting would have spread it."""
-        lead = len(shape) - len(to_shape)
-        axes = tuple(range(1, lead + 1)) + tuple(
-            i + lead + 1 for i, n in enumerate(to_shape) if n == 1 and shape[i + lead] != 1)
-        if axes:
-            node = self.apply(P.reduce_sum, node, axes, False)
-            node = self.apply(P.reshape, node, (self.B,) + tuple(to_shape))
-        return node
-
-    def error(self, message, hint=None):
-        return MyiaBatchingError(message, self.loc, hint)
-
-
-def elementwise_rule(prim):
-    n = prim.elementwise
-
-    def rule(b, *args):
-        rank = b.out.ndim if b.out.__class__ is AArray else 0
-        nodes = [b.aligned(a, rank) if a.batched else a.node for a in args[:n]]
-        return b.apply(prim, *nodes, *args[n:])
-
-    return rule
-
-
-def rule_of(prim):
-    rule = prim.rules.get("batch")
-    if rule is None and prim.elementwise:
-        rule = prim.rules["batch"] = elementwise_rule(prim)
-    return rule
-
-
 # ---- the transform -----------------------------------------------------------------
 
 
 class _Instance:
     """One graph batched for the specs of its parameters, inside the instance of the
-    graph it is nested in (whose values it reads as free variables)."""
+    graph it is nested in (whose values it reads as free variables).  `loop_tail`:
+    (header instance, keep) where it is the recursive branch of a recursion whose
+    condition is batched (see call_both); `args_of`: a call in it whose arguments it
+    returns instead of its output (see call_joined)."""
 
     def __init__(self, graph, specs, parent, forced):
         self.graph = graph
@@ -248,7 +79,6 @@ class _Batcher:
         self.mng = manage(root)
         self.B = B
         self.instances = {}
-        self.building = []  # instances being built, innermost last
         #: the masks of the recursions under a batched condition whose recursive
         #: branch is being built, innermost last: (header instance, keep); every call
         #: of a header made meanwhile (in the branch, or a function it calls) is masked
@@ -280,11 +110,9 @@ class _Batcher:
         elif loop_tail is None:
             self.instances[key] = inst
         saved, self.masks = self.masks, masks + ([loop_tail] if loop_tail else [])
-        self.building.append(inst)
         try:
             self._build(inst)
         finally:
-            self.building.pop()
             self.masks = saved
         return inst
 
@@ -302,7 +130,7 @@ class _Batcher:
         g = inst.graph
         for p, spec in zip(g.parameters, inst.specs):
             np_ = inst.new.add_parameter(p.name, p.loc)
-            inst.values[p] = _value(np_, spec, p.abstract)
+            inst.values[p] = BValue(np_, spec, abstract_of_node(p))
         if inst.args_of is not None:
             inputs = inst.args_of.inputs[1:]
             args = [self.get(inst, a) for a in inputs]
@@ -311,9 +139,8 @@ class _Batcher:
                          ATuple([abstract_of_node(a) for a in inputs]))
         else:
             out = self.convert(inst, g.output)
-        spec = out.batched
-        if inst.recursive:
-            spec = full_spec(out.abstract)
+        # (a recursion's calls of itself took output_spec's answer before it was built)
+        spec = self.output_spec(inst) if inst.recursive else out.batched
         if inst.forced is not None:
             spec = inst.forced
         node = self.as_spec(inst, out, spec)
@@ -336,8 +163,11 @@ class _Batcher:
         return vals
 
     def output_spec(self, inst):
-        if inst.out_spec is None:  # (a recursion: every output batched)
-            return full_spec(abstract_of_node(inst.graph.output))
+        """The spec of what `inst` returns; of one still being built (a call of a
+        recursion from inside itself), every output batched, or the spec its caller
+        forced on it."""
+        if inst.out_spec is None:
+            return inst.forced or full_spec(abstract_of_node(inst.graph.output))
         return inst.out_spec
 
     # -- values --------------------------------------------------------------------
@@ -370,9 +200,9 @@ class _Batcher:
                 inst.values[node] = self.lookup(inst.parent, node)
                 stack.pop()
                 continue
-            missing = [i for i in node.inputs if i not in inst.values
-                       and not (i.__class__ is Constant)
-                       and (i.graph is inst.graph or i.__class__ is Parameter and i.graph is inst.graph)]
+            # (this graph's own nodes; constants and free variables are looked up)
+            missing = [i for i in node.inputs if i.__class__ is not Constant
+                       and i.graph is inst.graph and i not in inst.values]
             if missing:
                 stack.extend(missing)
                 continue
@@ -388,8 +218,9 @@ class _Batcher:
         return BValue(node, False, abstract_of_node(node))
 
     def get(self, inst, node):
-        v = self.lookup(inst, node) if node.__class__ is not Constant else self.constant(inst, node)
-        return v
+        if node.__class__ is Constant:
+            return self.constant(inst, node)
+        return self.lookup(inst, node)
 
     def value_node(self, inst, v):
         """The node of `v` as a value (a function value: its fully batched program)."""
@@ -406,7 +237,7 @@ class _Batcher:
             return inst.new.apply(P.switch, cond.node, self.value_node(inst, a),
                                   self.value_node(inst, b))
         g = d.graph
-        specs = tuple(full_spec(p.abstract) for p in g.parameters)
+        specs = tuple(full_spec(abstract_of_node(p)) for p in g.parameters)
         forced = full_spec(abstract_of_node(g.output))
         return Constant(self.instance(g, specs, d.inst, forced).new)
 
@@ -790,10 +621,6 @@ class _Deferred:
         self.loc = loc
         self.abstract = abstract
 
-    @property
-    def graph_loc(self):
-        return self.graph.loc if self.graph is not None else self.loc
-
 
 def _program_graphs(mng):
     """{graph an abstract names: the graph of the program it is}: the abstracts of an
@@ -835,10 +662,6 @@ def _entries(t):
 
 def _plain(d):
     return d.__class__ is _Deferred and d.graph is not None
-
-
-def _value(node, spec, abstract):
-    return BValue(node, spec, abstract)
 
 
 def batch_graph(graph, batched, B):
