@@ -385,6 +385,27 @@ def test_vmap_inside_compiled_code():
         myia.vjp(lambda xs: np.sum(vmap(inner, (0, None))(xs, W)), XS)
 
 
+def tanh_rows(xs, w):
+    return np.sum(vmap(lambda x: np.tanh(np.dot(w, x)))(xs))
+
+
+def scaled_rows(xs, w):
+    def row(x):
+        return np.sum(w * x) * x
+    return vmap(row)(xs)
+
+
+def test_vmap_of_a_closure_inside_compiled_code():
+    # what the closure captured is shared by every example
+    want = sum(np.sum(np.tanh(W @ x)) for x in XS)
+    np.testing.assert_allclose(myia.compile(tanh_rows)(XS, W), want, rtol=1e-12)
+    per_example = [grad(lambda w, x=x: np.sum(np.tanh(np.dot(w, x))))(W) for x in XS]
+    np.testing.assert_allclose(grad(tanh_rows, 1)(XS, W), sum(per_example), rtol=1e-11)
+    w = RNG.normal(size=3)
+    np.testing.assert_allclose(myia.compile(scaled_rows)(XS, w),
+                               np.stack([np.sum(w * x) * x for x in XS]), rtol=1e-13)
+
+
 # ---- errors -------------------------------------------------------------------------
 
 def test_errors_say_what_to_change():

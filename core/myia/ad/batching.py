@@ -679,7 +679,9 @@ def batch_graph(graph, batched, B):
 class VmapMacro:
     """`vmap(fn, in_axes=0, out_axes=0)` as a value inside subset code: for fn a def
     that captures nothing (or a transform of one), the same function as `myia.vmap`
-    from Python (inference makes it: myia.infer.infer.expand_vmap)."""
+    from Python; for a def or lambda written at the call that captures v1..vm, vmap
+    of its lifted program with v1..vm shared (inference makes both:
+    myia.infer.infer.expand_vmap)."""
 
     param_names = ("fn", "in_axes", "out_axes")
     defaults = {"in_axes": 0, "out_axes": 0}

@@ -743,23 +743,54 @@ class Inferrer:
         f = args[0]
         fo = next(iter(f.options)) if f.__class__ is AFunction and len(f.options) == 1 \
             else None
-        target = None
-        if not (fo.__class__ is GraphFunction and self.infos[fo.graph].free_variables):
-            target = transform_target(fo)
-        if target is None:
-            raise MyiaGradError(
-                "vmap inside compiled code takes one def that captures nothing (not a "
-                "closure, not a function chosen at run time)",
-                hint="define the mapped function at module level (or in a cell) and pass "
-                     "what it uses as arguments, with in_axes None for them: "
-                     "vmap(f, in_axes=(0, None))(xs, w)")
         axes = []
         for a, default in zip(list(args[1:]) + [None] * (3 - len(args)), (0, 0)):
             v = default if a is None else constant_value(a)
             if v is NOT_CONSTANT:
                 raise MyiaTypeError(f"vmap's in_axes and out_axes must be constants, got {a}")
             axes.append(tuple(v) if isinstance(v, list) else v)
+        closure = self.closure_literal(node, MacroFunction(VMAP))
+        if closure is not None:
+            # vmap of a closure written right there: of its lifted program, with what
+            # it captured as arguments every example shares
+            graph = self.vmap_of_closure(node, closure, *axes)
+            pctx = ctx.ancestor(self.infos[graph].parent)
+            return self.call(ctx, node, GraphFunction(graph, pctx), list(args), True)
+        target = None
+        if not (fo.__class__ is GraphFunction and self.infos[fo.graph].free_variables):
+            target = transform_target(fo)
+        if target is None:
+            raise MyiaGradError(
+                "vmap inside compiled code takes a def or a lambda written at the call, "
+                "or one that captures nothing (not a closure passed as a value, not a "
+                "function chosen at run time)",
+                hint="pass what the function uses as arguments, with in_axes None for "
+                     "them: vmap(f, in_axes=(0, None))(xs, w)")
         return AFunction([TransformFunction(VMAP.static_transform(target, *axes))]), None
+
+    def vmap_of_closure(self, node, closure, in_axes, out_axes):
+        """`make(f, in_axes, out_axes)` for `vmap(g)` at `node`, g a closure made there
+        that captured v1..vm: a function `(*args) -> V(v1..vm, *args)`, V the vmap of
+        g's lifted program with in_axes None for v1..vm; nested where g is made, so
+        that it reads v1..vm from the very frame that made g."""
+        key = (node, "vmap")
+        graph = self.closure_expansions.get(key)
+        if graph is None:
+            lifted, fvs = lifted_copy(closure)
+            n = len(closure.parameters)
+            if in_axes is None or isinstance(in_axes, int):
+                in_axes = (in_axes,) * n
+            v = VMAP.static_transform(lifted, (None,) * len(fvs) + tuple(in_axes), out_axes)
+            graph = Graph("vmap", node.loc)
+            for name in VMAP.param_names:
+                graph.add_parameter(name)
+            mapped = Graph(f"vmap_{closure.name}", closure.loc)
+            params = [mapped.add_parameter(p.name, p.loc) for p in closure.parameters]
+            mapped.output = mapped.apply(Constant(v), *fvs, *params, loc=node.loc)
+            graph.output = Constant(mapped)
+            self.infos.add_nested(graph, self.infos.top(closure))
+            self.closure_expansions[key] = graph
+        return graph
 
     def static_transform(self, ctx, node, opt, f, argnums):
         """`grad(f)` as a transform built per call signature (see TransformFunction),
