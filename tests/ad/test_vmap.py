@@ -406,6 +406,33 @@ def test_vmap_of_a_closure_inside_compiled_code():
                                np.stack([np.sum(w * x) * x for x in XS]), rtol=1e-13)
 
 
+def _clip0(x):
+    return np.clip(x, -1.0, 1.0)
+
+
+# a straight-through estimator: the gradient of clip taken as if it were the identity
+clip_st = myia.custom_vjp(_clip0, fwd=lambda x: (_clip0(x), x), bwd=lambda x, ct: (ct,))
+
+
+def three_steps(x):
+    for i in range(3):
+        x = np.sin(x) + x
+    return x
+
+
+CHECKPOINTED = myia.checkpoint(three_steps)
+
+
+def test_vmap_of_custom_rules_checkpoint_and_stop_gradient():
+    xs = np.array([-2.0, 0.3, 5.0])
+    np.testing.assert_array_equal(vmap(grad(lambda x: clip_st(x) * 2.0))(xs), [2.0] * 3)
+    check(grad(lambda x: CHECKPOINTED(x) * x), xs)
+    np.testing.assert_allclose(vmap(grad(lambda x: CHECKPOINTED(x) * x))(xs),
+                               looped(grad(lambda x: three_steps(x) * x), 0, xs),
+                               rtol=1e-13)
+    np.testing.assert_array_equal(vmap(grad(lambda x: x * myia.stop_gradient(x)))(xs), xs)
+
+
 # ---- errors -------------------------------------------------------------------------
 
 def test_errors_say_what_to_change():
