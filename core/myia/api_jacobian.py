@@ -47,16 +47,20 @@ class JacobianFunction(_Transformed):
         self._by_signature = {}
 
     def __myia_graph_for__(self, signature):
-        """The batched program for float arguments and output; else None (the program
-        written in the subset)."""
+        """The batched program for float arguments and output, where there is more than
+        one direction; else None (the program written in the subset)."""
         if signature not in self._by_signature:
             graph = None
             name, names, _ = self.__myia_header__()
             nums, many = self._checked
             if len(signature) == len(names) and all(map(_floats, signature)) \
-                    and not (self.kind == "hessian" and many):
+                    and not (self.kind == "hessian" and many) \
+                    and (self.kind == "jacrev" or all(_size(signature[k]) > 1 for k in nums)):
                 inner, _ = optimized_for(self.fn, signature, finish=False)
-                if _floats(abstract_of_node(inner.output)) and not_J_readable(inner) is None:
+                out = abstract_of_node(inner.output)
+                # (one direction: the jvp or the vjp itself, which the subset program is)
+                if _floats(out) and not_J_readable(inner) is None \
+                        and (self.kind != "jacrev" or _size(out) > 1):
                     with progress.stage("batching", name):
                         graph = _batched_jacobian(self.kind, name, inner, signature, nums,
                                                   many)
@@ -87,6 +91,10 @@ def _floats(a):
 
 def _shape(a):
     return a.shape if a.__class__ is AArray else ()
+
+
+def _size(a):
+    return int(np.prod(_shape(a)))
 
 
 def _batched_jacobian(kind, name, inner, signature, nums, many):

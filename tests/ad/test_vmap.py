@@ -381,7 +381,7 @@ def test_vmap_inside_compiled_code():
     for i in range(2):
         np.testing.assert_allclose(H[i, :, i, :], myia.hessian(inner)(XS[i], W),
                                    rtol=1e-11)
-    with pytest.raises(MyiaError, match="vjp of a program that calls vmap inside"):
+    with pytest.raises(MyiaError, match="of a program that calls vmap inside"):
         myia.vjp(lambda xs: np.sum(vmap(inner, (0, None))(xs, W)), XS)
 
 

@@ -692,9 +692,9 @@ class VmapMacro:
     def __myia_J__(self):
         # (J of a program before inference resolved the macro)
         raise MyiaBatchingError(
-            "vjp of a program that calls vmap inside (and jacrev or hessian of one that "
-            "takes or returns tuples, lists or dicts) is not supported yet (grad, jvp, "
-            "jacfwd, grad of grad, and jacrev and hessian of arrays are)",
+            "vjp, and jacrev or hessian other than of float arrays, of a program that calls "
+            "vmap inside are not supported yet (grad, jvp, jacfwd, grad of grad, and "
+            "jacrev and hessian of float arrays are)",
             hint="make the vmap outside the program, `vf = myia.vmap(f)` at module "
                  "level (or in a cell), and call vf in the program: then every "
                  "derivative works")

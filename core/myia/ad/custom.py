@@ -190,9 +190,9 @@ class CheckpointMacro:
     def __myia_J__(self):
         # (J of a program before inference resolved the macro: a higher derivative)
         raise MyiaGradError(
-            "vjp of a program that calls checkpoint inside (and jacrev or hessian of one "
-            "that takes or returns tuples, lists or dicts) is not supported yet (grad, "
-            "jvp, jacfwd, jet, grad of grad, and jacrev and hessian of arrays are)",
+            "vjp, and jacrev or hessian other than of float arrays, of a program that calls "
+            "checkpoint inside are not supported yet (grad, jvp, jacfwd, jet, grad of "
+            "grad, and jacrev and hessian of float arrays are)",
             hint="checkpoint the function outside the program, `ck = "
                  "myia.checkpoint(segment)` at module level (or in a cell), and call ck "
                  "in the program: then every derivative works")
