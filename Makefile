@@ -17,7 +17,7 @@ PKG_INITS := $(wildcard core/myia/__init__.py myia_kernel/__init__.py)
 help:
 	@echo "make demo          install (editable), run the demo and write the tour notebook as HTML"
 	@echo "make test          install with [test] extras and run the test suite on 2 cores"
-	@echo "make fuzz          2,000 random programs (vm against llvm and finite differences), then 5,000 checked transform against transform"
+	@echo "make fuzz          2,000 random programs (vm against llvm and finite differences), then 5,000 checked transform against transform, then 500 batched by vmap"
 	@echo "make bench         install with [bench] extras (optional ones may fail) and run benchmarks"
 	@echo "make repl          start the myia terminal REPL"
 	@echo "make kernel        install the Jupyter kernelspec myia into .venv"
@@ -134,11 +134,14 @@ test: install-test graphviz chromium
 # shards side by side; FUZZ_EXAMPLES=N and FUZZ_TRANSFORMS=N for more.
 FUZZ_EXAMPLES ?= 2000
 FUZZ_TRANSFORMS ?= 5000
+FUZZ_VMAP ?= 500
 fuzz: install-test
 	MYIA_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VPY) -m pytest -q --hypothesis-show-statistics \
 	  tests/ad/test_random_programs.py -k both_backends
 	MYIA_FUZZ_TRANSFORMS=$(FUZZ_TRANSFORMS) MYIA_FUZZ_SHARDS=2 $(VPY) -m pytest -q -n 2 \
 	  tests/ad/test_transforms_fuzz.py -k generated_programs
+	MYIA_FUZZ_VMAP=$(FUZZ_VMAP) $(VPY) -m pytest -q --hypothesis-show-statistics \
+	  tests/ad/test_vmap_fuzz.py
 
 bench: install-bench
 	@if [ -f benchmarks/__main__.py ]; then \
