@@ -261,6 +261,53 @@ def test_recursion_runs_until_every_example_is_done():
     np.testing.assert_allclose(vmap(lambda x: fact(4.0) * x)(XS[:, 0]), 24.0 * XS[:, 0])
 
 
+def nested_loops(x, n):
+    k = 0
+    while k < n:
+        while x < 2.0:
+            x = x * 1.5 + 0.1
+        x = x - 1.0
+        k = k + 1
+    return x
+
+
+def nested_and(x, n):
+    k = 0
+    while k < n:
+        c = 0
+        while x < 2.0 and c < 3:
+            x = x * 1.5 + 0.1
+            c = c + 1
+        x = x - 1.0
+        k = k + 1
+    return x
+
+
+def unrolled_outer(x):
+    for k in range(3):
+        while x < 2.0:
+            x = x * 1.5 + 0.1
+        x = x - 1.0
+    return x
+
+
+def test_inner_loops_on_a_batched_value():
+    xs = np.array([0.1, 0.5, 1.7, 3.0])
+    check(unrolled_outer, xs)
+    check(nested_loops, xs, 2, in_axes=(0, None))  # (the outer loop's count is shared)
+    check(nested_loops, xs, np.array([0, 1, 2, 3]))
+    # not yet: an inner loop whose first test is itself a branch (`and`), and the
+    # gradient of nested loops (its inner loop returns a backpropagator to the outer
+    # one): refused at the inner loop's condition
+    for f, line in ((nested_and, nested_and.__code__.co_firstlineno + 4),
+                    (grad(nested_loops), nested_loops.__code__.co_firstlineno + 3)):
+        with pytest.raises(MyiaError) as e:
+            vmap(f)(np.array([0.1, 0.5]), np.array([1, 2]))
+        assert e.value.kind == "MyiaBatchingError"
+        assert "inner loop" in e.value.message
+        assert e.value.loc.line == line
+
+
 def test_a_mutual_recursion_on_a_batched_value_is_refused_at_its_condition():
     with pytest.raises(MyiaError) as e:
         vmap(is_even)(np.array([1, 2, 3]))

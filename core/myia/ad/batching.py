@@ -93,9 +93,9 @@ class _Batcher:
             parent = None
         else:
             parent = self._lexical(graph, parent)
-        masks = self.masks
-        if any(h.graph is graph for h, _ in masks):
-            masks = []  # (a header masked by its caller: its own recursion masks itself)
+        # (a header masked by its caller: its own recursion masks itself; the masks of
+        # the recursions it runs inside still hold for what it calls)
+        masks = [m for m in self.masks if m[0].graph is not graph]
         key = (graph, specs, parent, forced, args_of, tuple(id(k.node) for _, k in masks))
         inst = self.instances.get(key)
         if inst is not None and loop_tail is None and preset is None:
@@ -237,6 +237,14 @@ class _Batcher:
             return inst.new.apply(P.switch, cond.node, self.value_node(inst, a),
                                   self.value_node(inst, b))
         g = d.graph
+        if abstract_of_node(g.output) is None:
+            # inference typed none of its body: nobody calls it (the backpropagator of
+            # a bool); a function of as many parameters stands for it
+            stub = Graph(g.name, g.loc)
+            for p in g.parameters:
+                stub.add_parameter(p.name, p.loc)
+            stub.output = Constant(None)
+            return Constant(stub)
         specs = tuple(full_spec(abstract_of_node(p)) for p in g.parameters)
         forced = full_spec(abstract_of_node(g.output))
         return Constant(self.instance(g, specs, d.inst, forced).new)
@@ -336,6 +344,11 @@ class _Batcher:
         if joined is not None and not nodes:
             return self.call_joined(inst, node, cond, a, b, joined, out)
         looping = [self._loops_back(d.graph, inst.graph) for d in (a, b)]
+        direct = [self._tail_target(d.graph) is inst.graph for d in (a, b)]
+        if all(looping) and direct[0] != direct[1]:
+            # an inner loop: one branch goes round it, the other leaves it for the loop
+            # around it, which comes back to it at its next iteration
+            looping = direct
         if not any(looping):
             ia = self.instance(a.graph, specs, a.inst)
             ib = self.instance(b.graph, specs, b.inst)
@@ -345,7 +358,10 @@ class _Batcher:
                         self.output_spec(ib), out)
             return self.select(inst, cond, ra, rb, out, node.loc)
         if all(looping):
-            raise self._depth_error(cond, "both branches of the condition recurse")
+            raise self._depth_error(
+                cond, "both branches lead back to it (the first test of an inner loop "
+                      "inside a loop kept at run time, or a recursion with two recursive "
+                      "branches)")
         body, exit_ = (a, b) if looping[0] else (b, a)
         through = self._other_recursion(body.graph, inst.graph)
         if nodes or through is not None:
@@ -515,21 +531,24 @@ class _Batcher:
         b = Builder(graph, self.B, out, loc)
         env = b.apply(P.env_new)
         for key, a in out.entries.items():
-            zero = Constant(self.zeros(a, loc))
+            zero = self.zeros(b, a, loc)
             vx = BValue(b.apply(P.env_getitem, x.node, key, zero), full_spec(a), a)
             vy = BValue(b.apply(P.env_getitem, y.node, key, zero), full_spec(a), a)
             env = b.apply(P.env_setitem, env, key, self.select(inst, cond, vx, vy, a, loc,
                                                                graph).node)
         return BValue(env, ENV, out)
 
-    def zeros(self, a, loc):
-        """Batched zeros of abstract `a` (numbers, arrays, tuples of them)."""
+    def zeros(self, b, a, loc):
+        """A node of batched zeros of abstract `a` (numbers, arrays, environments,
+        tuples of them), made with the Builder b."""
         if a.__class__ is ATuple:
-            return tuple(self.zeros(e, loc) for e in a.elements)
+            return b.apply(P.make_tuple, *[self.zeros(b, e, loc) for e in a.elements])
         if a.__class__ is AConstant:
-            return a.value
+            return Constant(a.value)
+        if a.__class__ is AEnv:  # (an environment's zero is the empty one)
+            return b.apply(P.env_new)
         if a.__class__ in (AScalar, AArray):
-            return np.zeros((self.B,) + tuple(getattr(a, "shape", ())), a.dtype)
+            return Constant(np.zeros((self.B,) + tuple(getattr(a, "shape", ())), a.dtype))
         raise MyiaBatchingError(f"vmap: a derivative environment holding {a}, chosen per "
                                 "example", loc)
 
