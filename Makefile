@@ -130,7 +130,7 @@ test: install-test graphviz chromium
 	$(VPY) -m pytest -n 2 $(PYTEST_ARGS) tests
 
 # The random-program test at 2,000 programs (the suite runs 300), then the transforms
-# checked against one another on 5,000 generated programs (the suite runs 160 on CI), in two
+# checked against one another on 5,000 generated programs (the suite runs 140 on CI), in two
 # shards side by side; FUZZ_EXAMPLES=N and FUZZ_TRANSFORMS=N for more.
 FUZZ_EXAMPLES ?= 2000
 FUZZ_TRANSFORMS ?= 5000

@@ -36,7 +36,7 @@ A second property draws programs that use a closure after a variable it captured
 assigned again (or keep it in a container before that), which Python would read late:
 Myia must refuse them with a MyiaSyntaxError (never compute them).
 
-The suite runs MYIA_FUZZ_TRANSFORMS programs (default 100; on CI, CI=true, 160, the
+The suite runs MYIA_FUZZ_TRANSFORMS programs (default 100; on CI, CI=true, 140, the
 same ones on each run); `make fuzz` runs 5,000 (FUZZ_TRANSFORMS) in two shards.
 `--hypothesis-show-statistics` prints which constructs the programs exercised and why
 points were skipped.  The plain tests at the end of this module hold the minimal
@@ -69,7 +69,7 @@ SAME = 1e-9  # Python against compiled values, vm against llvm
 MIN_MARGIN = 1e-7  # a comparison closer to a tie: the point is skipped
 
 ON_CI = os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
-N_EXAMPLES = int(os.environ.get("MYIA_FUZZ_TRANSFORMS", 160 if ON_CI else 100))
+N_EXAMPLES = int(os.environ.get("MYIA_FUZZ_TRANSFORMS", 140 if ON_CI else 100))
 #: `make fuzz` splits the programs into shards, one test each, that xdist runs side by
 #: side (each draws its own programs: the shards are not derandomized there)
 SHARDS = int(os.environ.get("MYIA_FUZZ_SHARDS", 1))

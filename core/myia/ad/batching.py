@@ -84,6 +84,7 @@ class _Batcher:
         #: of a header made meanwhile (in the branch, or a function it calls) is masked
         self.masks = []
         self.program_graphs = _program_graphs(self.mng)
+        self.made = {}  # graph -> how many instances of it were made
 
     # -- instances ---------------------------------------------------------------------
 
@@ -102,6 +103,9 @@ class _Batcher:
             if inst.out_spec is None:  # called from inside itself: a recursion
                 inst.recursive = True
             return inst
+        made = self.made[graph] = self.made.get(graph, 0) + 1
+        if made > MAX_INSTANCES:
+            raise _runaway(graph)
         inst = _Instance(graph, specs, parent, forced)
         inst.loop_tail = loop_tail
         inst.args_of = args_of
@@ -683,13 +687,31 @@ def _plain(d):
     return d.__class__ is _Deferred and d.graph is not None
 
 
+#: instances of one graph past which the batching of a program has run away (a graph
+#: is batched once per specs of its arguments and masks of the recursions around it:
+#: a few)
+MAX_INSTANCES = 64
+
+
+def _runaway(graph):
+    return MyiaBatchingError(
+        "vmap cannot batch this program yet: its loops or recursions, kept at run time, "
+        "call one another under conditions that depend on the batched argument in a way "
+        "vmap does not follow (the batching of the function made here does not end)",
+        graph.loc, hint="make the loops' counts shared by every example (in_axes None), "
+                        "or unroll the outer loop (for over a constant range)")
+
+
 def batch_graph(graph, batched, B):
     """The program of the typed, optimized `graph` for B examples at once: argument i
     batched on axis 0 where `batched[i]` (else shared by every example), every output
     batched on axis 0."""
     t = _Batcher(graph, B)
     specs = tuple(full_spec(abstract_of_node(p), flag) for p, flag in zip(graph.parameters, batched))
-    root = t.instance(graph, specs, None, full_spec(abstract_of_node(graph.output)))
+    try:
+        root = t.instance(graph, specs, None, full_spec(abstract_of_node(graph.output)))
+    except RecursionError:  # (instances nested past Python's stack: the same runaway)
+        raise _runaway(max(t.made, key=t.made.get)) from None
     new = root.new
     new.name = f"vmap_{graph.name}"
     return new
