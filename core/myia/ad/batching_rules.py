@@ -125,15 +125,6 @@ class Builder:
             return node
         return self.apply(P.reshape, node, (self.B,) + (1,) * (rank - v.rank) + v.shape)
 
-    def moved_axis(self, v, axis):
-        """`v` batched with its batch axis moved from 0 to `axis`."""
-        node = self.batched(v)
-        if axis == 0:
-            return node
-        axes = list(range(1, v.rank + 1))
-        axes.insert(axis, 0)
-        return self.apply(P.transpose, node, tuple(axes))
-
     def axes(self, axis, rank):
         """Axes of one example (an int, a tuple, or None for all of them) as axes of
         the batched array, whose batch axis is in front."""

@@ -716,16 +716,21 @@ class Inferrer:
             return self.call(ctx, node, GraphFunction(graph, pctx), [f, argnums_a], True)
         return self.call(ctx, node, GraphFunction(graph, None), [f, argnums_a], True)
 
+    def known_target(self, f):
+        """What a transform built per signature (checkpoint, vmap) applies to, for a
+        function value `f` of one known def that captures nothing, or a transform of
+        one; else None."""
+        fo = next(iter(f.options)) if f.__class__ is AFunction and len(f.options) == 1 \
+            else None
+        if fo.__class__ is GraphFunction and self.infos[fo.graph].free_variables:
+            return None
+        return transform_target(fo)
+
     def expand_checkpoint(self, ctx, node, args):
         """`checkpoint(f)` in subset code, f one known def that captures nothing: the
         CheckpointFunction of f, as from Python (a closure would need its captured
         values recomputed with it: not yet)."""
-        f = args[0] if len(args) == 1 else None
-        fo = next(iter(f.options)) if f.__class__ is AFunction and len(f.options) == 1 \
-            else None
-        target = None
-        if not (fo.__class__ is GraphFunction and self.infos[fo.graph].free_variables):
-            target = transform_target(fo)
+        target = self.known_target(args[0] if len(args) == 1 else None)
         if target is None:
             raise MyiaGradError(
                 "checkpoint inside compiled code takes one def that captures nothing "
@@ -740,9 +745,6 @@ class Inferrer:
         if not 1 <= len(args) <= 3:
             raise MyiaTypeError(f"vmap takes 1 to 3 arguments (fn, in_axes, out_axes), "
                                 f"{len(args)} given")
-        f = args[0]
-        fo = next(iter(f.options)) if f.__class__ is AFunction and len(f.options) == 1 \
-            else None
         axes = []
         for a, default in zip(list(args[1:]) + [None] * (3 - len(args)), (0, 0)):
             v = default if a is None else constant_value(a)
@@ -756,9 +758,7 @@ class Inferrer:
             graph = self.vmap_of_closure(node, closure, *axes)
             pctx = ctx.ancestor(self.infos[graph].parent)
             return self.call(ctx, node, GraphFunction(graph, pctx), list(args), True)
-        target = None
-        if not (fo.__class__ is GraphFunction and self.infos[fo.graph].free_variables):
-            target = transform_target(fo)
+        target = self.known_target(args[0])
         if target is None:
             raise MyiaGradError(
                 "vmap inside compiled code takes a def or a lambda written at the call, "
