@@ -15,7 +15,7 @@ they are.
 
 import numpy as np
 
-from ..abstract import AArray, ATuple
+from ..abstract import AArray, AScalar, ATuple
 from ..ir import Apply, Constant, Graph, Parameter, inline
 from ..prim import ops as P
 from .pass_manager import rule
@@ -72,7 +72,8 @@ def trip_count(header, args, mng):
     env = {p: a.value for p, a in zip(params, args)
            if isinstance(a, Constant) and _is_static_value(a.value)}
     for trips in range(UNROLL_TRIPS + 1):
-        c = _evaluate(cond, env)
+        memo = {}  # one evaluation per node and iteration: the arguments share subtrees
+        c = _evaluate(cond, env, memo)
         if not isinstance(c, (bool, np.bool_)):
             return None
         if not c:
@@ -82,7 +83,7 @@ def trip_count(header, args, mng):
         for call in calls:
             nxt = {}
             for p, a in zip(params, call.inputs[1:]):
-                v = _evaluate(a, env)
+                v = _evaluate(a, env, memo)
                 if v is not _UNKNOWN:
                     nxt[p] = v
             nexts.append(nxt)
@@ -134,20 +135,33 @@ def _is_static_value(v):
     return isinstance(v, (bool, int, np.integer, np.bool_))
 
 
-def _evaluate(node, env, depth=0):
-    """The value of `node` from the constants `env` (parameter -> value), or _UNKNOWN."""
+def _evaluate(node, env, memo, depth=0):
+    """The value of `node` from the constants `env` (parameter -> value), or _UNKNOWN.
+    `memo` holds the nodes already evaluated in `env`: without it a float expression
+    unrolled from an inner loop (each step reading the last twice) costs 2^depth."""
     if isinstance(node, Constant):
         return node.value if _is_static_value(node.value) else _UNKNOWN
     if isinstance(node, Parameter):
         return env.get(node, _UNKNOWN)
     if depth > 20 or not isinstance(node, Apply) or not isinstance(node.inputs[0], Constant) \
-            or node.inputs[0].value not in _STATIC:
+            or node.inputs[0].value not in _STATIC or not _may_be_static(node.abstract):
         return _UNKNOWN
-    vals = [_evaluate(i, env, depth + 1) for i in node.inputs[1:]]
-    if any(v is _UNKNOWN for v in vals):
-        return _UNKNOWN
-    try:
-        v = node.inputs[0].value.impl(*vals)
-    except Exception:  # noqa: BLE001  (an overflow, a division by zero: left to run time)
-        return _UNKNOWN
-    return bool(v) if isinstance(v, np.bool_) else v
+    if node in memo:
+        return memo[node]
+    vals = [_evaluate(i, env, memo, depth + 1) for i in node.inputs[1:]]
+    v = _UNKNOWN
+    if not any(x is _UNKNOWN for x in vals):
+        try:
+            v = node.inputs[0].value.impl(*vals)
+        except Exception:  # noqa: BLE001  (an overflow, a division by zero: left to run time)
+            v = _UNKNOWN
+        else:
+            v = bool(v) if isinstance(v, np.bool_) else v
+    memo[node] = v
+    return v
+
+
+def _may_be_static(a):
+    """False for a node typed as anything but a bool or an int (a float, an array): never
+    an input of a trip count."""
+    return a is None or isinstance(a, AScalar) and np.dtype(a.dtype).kind in "biu"
