@@ -1,6 +1,7 @@
 """The tutorial notebooks run clean through the kernel (nbclient, kernel "myia"), with
 the kernel on each backend ("vm" and "llvm": the `backend` fixture of tests/conftest.py
-sets $MYIA_BACKEND, which the kernel process inherits); and `python -m myia_kernel run`
+sets $MYIA_BACKEND, which the kernel process inherits), and their prose says what their
+pictures show on each (tests/kernel/notebook_prose.py); and `python -m myia_kernel run`
 writes a notebook as HTML with its drawings (on the default backend)."""
 
 import json
@@ -13,6 +14,7 @@ import pytest
 from nbclient import NotebookClient
 
 from .kernel_env import ROOT, setup_jupyter_env
+from .notebook_prose import problems
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
@@ -44,6 +46,10 @@ def test_notebook_runs_clean(path):
     drawings = [o for o in outputs if o.output_type == "display_data"
                 and "image/svg+xml" in o.data]
     assert drawings, "every tutorial draws programs"
+    assert any(c.metadata.get("pictures") for c in nb.cells), \
+        f"{path.name} describes none of its pictures"
+    wrong = problems(nb)
+    assert not wrong, f"{path.name}:\n" + "\n".join(wrong)
 
 
 def test_run_writes_html_with_the_pictures(tmp_path):
