@@ -15,6 +15,11 @@ from ..ir.clone import snapshot
 from ..prim import Primitive
 
 
+#: `rule(on=CALLS)`: the rule rewrites calls of anything but a primitive (a graph, a
+#: closure, a switch's result), never a primitive's call
+CALLS = "calls"
+
+
 class Rule:
     __slots__ = ("name", "fn", "doc", "on")
 
@@ -22,18 +27,33 @@ class Rule:
         self.fn = fn
         self.name = fn.__name__
         self.doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
-        self.on = frozenset(on) if on is not None else None
+        self.on = on if on is None or on == CALLS or callable(on) else frozenset(on)
 
     def __call__(self, node, ctx):
         return self.fn(node, ctx)
+
+    def applies_to(self, p):
+        """Whether the rule may rewrite a call of the primitive `p` (None: a call of
+        anything else)."""
+        on = self.on
+        if on is None:
+            return True
+        if on == CALLS:
+            return p is None
+        if p is None:
+            return False
+        return on(p) if callable(on) else p in on
 
     def __repr__(self):
         return f"<Rule {self.name}: {self.doc}>"
 
 
 def rule(fn=None, *, on=None):
-    """`@rule` or `@rule(on=[P.gadd, ...])`: with `on`, the rule rewrites only calls of
-    those primitives, and the pass manager tries it only there."""
+    """`@rule`, or `@rule(on=...)` for a rule that rewrites only some calls, which the
+    pass manager then tries only there: `on` is a collection of primitives
+    (`[P.gadd, ...]`), a test of the primitive (`lambda p: p.foldable`), or CALLS (calls
+    of anything but a primitive).  A sweep tries several rules at each of tens of
+    thousands of nodes: most rules say where they apply."""
     if fn is None:
         return lambda f: Rule(f, on)
     return Rule(fn, on)
@@ -41,21 +61,21 @@ def rule(fn=None, *, on=None):
 
 class _Dispatch:
     """The rules of a list that may rewrite a node, by the primitive it calls (in the
-    list's order)."""
+    list's order), as (name, function) pairs."""
 
     def __init__(self, rules):
         self.rules = rules
-        self.generic = [r for r in rules if r.on is None]
+        self.others = [(r.name, r.fn) for r in rules if r.applies_to(None)]
         self.by_prim = {}
 
     def __call__(self, node):
         fn = node.inputs[0]
         if fn.__class__ is not Constant or not isinstance(fn.value, Primitive):
-            return self.generic
+            return self.others
         p = fn.value
         rs = self.by_prim.get(p)
         if rs is None:
-            rs = self.by_prim[p] = [r for r in self.rules if r.on is None or p in r.on]
+            rs = self.by_prim[p] = [(r.name, r.fn) for r in self.rules if r.applies_to(p)]
         return rs
 
 
@@ -222,8 +242,8 @@ def _sweep(root, dispatch, counts, mng):
         if any(a is not b for a, b in zip(inputs, node.inputs)):
             node.inputs = inputs
             ctx.edited.add(g)
-        for r in dispatch(node):
-            new = r(node, ctx)
+        for name, fn in dispatch(node):
+            new = fn(node, ctx)
             if new is not None and new is not node:
                 if new.__class__ is Apply:
                     # the same value: it keeps the user's name and line for it
@@ -231,7 +251,7 @@ def _sweep(root, dispatch, counts, mng):
                         new.name = node.name
                     if new.loc is None:
                         new.loc = node.loc
-                counts[r.name] += 1
+                counts[name] += 1
                 changed = True
                 ctx.edited.add(g)
                 repl[node] = new

@@ -15,7 +15,7 @@ from ..prim import ops as P
 from ..prim.grad_ops import keep_symbolic
 from .match import (calls, is_const, is_number, number_tuple, same_type, scalar_dtype,
                     typed_apply, typed_constant)
-from .pass_manager import rule
+from .pass_manager import CALLS, rule
 from . import zeros
 from .select import branches_to_select
 from .unroll import unroll_counted_loop
@@ -368,7 +368,7 @@ def truth_of_bool(node, ctx):
 INLINE_SIZE = 400
 
 
-@rule
+@rule(on=CALLS)
 def inline_call(node, ctx):
     """g(args) -> the body of g with its parameters bound to args (g not recursive)"""
     fn = node.inputs[0]
@@ -463,7 +463,7 @@ def slice_start_of_make_slice(node, ctx):
     return None
 
 
-@rule
+@rule(on=CALLS)
 def call_of_make_closure(node, ctx):
     """make_closure(g, b0, ..., bn)(args) -> g(b0, ..., bn, args)"""
     fn = node.inputs[0]
@@ -510,7 +510,7 @@ def Jinv_of_J(node, ctx):
 
 # ---- arithmetic ------------------------------------------------------------------
 
-@rule
+@rule(on=lambda p: p.foldable)
 def constant_fold(node, ctx):
     """p(c1, ..., cn) -> c, for a pure primitive p on constants"""
     fn = node.inputs[0]
@@ -635,7 +635,7 @@ def reshape_to_same_shape(node, ctx):
     return None
 
 
-@rule
+@rule(on=lambda p: p.elementwise == 2)
 def implicit_broadcast(node, ctx):
     """broadcast_to(x, s) op y -> x op y, for an elementwise op, when the result has
     shape s anyway"""
@@ -653,7 +653,7 @@ def implicit_broadcast(node, ctx):
     return None
 
 
-@rule
+@rule(on=lambda p: p.elementwise == 2)
 def broadcast_outward(node, ctx):
     """broadcast_to(x, s) op c -> broadcast_to(x op c, s), for an elementwise op and a
     scalar constant c, when x op c has x's dtype (an int array times 2.5 does not)"""
@@ -750,7 +750,7 @@ def env_getitem_of_switch(node, ctx):
 _RESIDUAL_OPS = {P.sin, P.cos, P.exp, P.tanh, P.neg, P.add, P.sub, P.mul}
 
 
-@rule
+@rule(on=_RESIDUAL_OPS)
 def hoist_residual(node, ctx):
     """in a backpropagator, p(y) -> a free variable p(y) computed where the
     backpropagator is made (or else where y is): the forward pass computes what the

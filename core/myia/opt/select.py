@@ -12,7 +12,7 @@ JAX user).  A loop whose body holds such an `if` then calls its header once, so
 
 from ..ir import Apply, Constant, Graph, inline
 from ..prim import ops as P
-from .pass_manager import rule
+from .pass_manager import CALLS, rule
 
 #: at most this many operations in each branch, besides the call of the join
 BRANCH_SIZE = 12
@@ -27,7 +27,7 @@ _LINEAR_FLOAT = {P.add, P.sub, P.neg, P.switch, P.maximum, P.minimum}
 _PURE_ANY = {P.lt, P.le, P.gt, P.ge, P.eq, P.ne, P.not_, P.truth}
 
 
-@rule
+@rule(on=CALLS)
 def branches_to_select(node, ctx):
     """switch(c, G1, G2)() -> join(switch(c, a, b)), where G1() = join(a) and
     G2() = join(b) (or -> switch(c, a, b) where G1() = a and G2() = b) compute scalars

@@ -18,7 +18,7 @@ import numpy as np
 from ..abstract import AArray, AScalar, ATuple
 from ..ir import Apply, Constant, Graph, Parameter, inline
 from ..prim import ops as P
-from .pass_manager import rule
+from .pass_manager import CALLS, rule
 
 UNROLL_TRIPS = 32
 UNROLL_SIZE = 2000
@@ -30,7 +30,7 @@ _STATIC = {P.add, P.sub, P.mul, P.floordiv, P.mod, P.neg, P.lt, P.le, P.gt, P.ge
            P.ne, P.not_, P.truth}
 
 
-@rule
+@rule(on=CALLS)
 def unroll_counted_loop(node, ctx):
     """header(constants...) -> the body of header, for a loop whose trip count the
     constant arguments fix (at most UNROLL_TRIPS iterations)"""
