@@ -112,7 +112,8 @@ def _concat_bounds(xs, axis):
 
 
 concatenate = Primitive("concatenate", _concatenate,
-                        "np.concatenate(xs, axis) of a tuple of arrays of one dtype")
+                        "np.concatenate(xs, axis) of a tuple of arrays of one dtype",
+                        foldable=True)
 split = Primitive("split", _split,
                   "the pieces of x between the split points `bounds` along axis (a tuple)")
 concat_bounds = Primitive("concat_bounds", _concat_bounds,

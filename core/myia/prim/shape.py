@@ -148,7 +148,7 @@ def _full(shp, value, dt):
     return np.full(shp, value, dtype=DTYPES[dt])
 
 
-full = Primitive("full", _full, "np.full(shape, value, dtype)")
+full = Primitive("full", _full, "np.full(shape, value, dtype)", foldable=True)
 
 
 # ---- reshaping --------------------------------------------------------------------
