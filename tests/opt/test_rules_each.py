@@ -1392,6 +1392,49 @@ def loop_with_too_many_trips():
     return _loop_call(typed_copy(many_steps, 1.5))
 
 
+def scaled_steps(x, w, n, k):
+    i = 0
+    while i < n:
+        x = x * (w + 1.0) + np.log(w) * 0.0 + (k + 1) * 0.0
+        i = i + 1
+    return x
+
+
+def _in_the_loop(text):
+    """(the typed program of scaled_steps, its node inside the loop that reads `text`)."""
+    from myia.opt.pass_manager import recursive_graphs
+
+    root = typed_copy(scaled_steps, 1.5, 0.5, 3, 2)
+    loop = recursive_graphs(manage(root))
+    return root, find(root, lambda n: n.graph in loop and show(n) == text)
+
+
+@covers(R.hoist_loop_invariant, "fires")
+def test_a_loop_invariant_moves_out_of_the_loop():
+    root, node = _in_the_loop("add(w, 1.0)")
+    before = run(root, (1.5, 0.5, 3, 2))
+    new = rewrite(R.hoist_loop_invariant, root, node)
+    assert show(new) == "add(w, 1.0)" and new.graph is root and str(new.abstract) == "f64"
+    substitute(root, node, new)
+    assert node.graph is not root  # (the loop now reads it from the graph around it)
+    assert_same_value(run(root, (1.5, 0.5, 3, 2)), before)
+
+
+@keeps(R.hoist_loop_invariant)
+def a_value_of_the_loop():
+    return _in_the_loop("mul(x, add(w, 1.0))")
+
+
+@keeps(R.hoist_loop_invariant)
+def an_invariant_that_may_fail():
+    return _in_the_loop("log(w)")  # of a negative w: an error where the loop never ran
+
+
+@keeps(R.hoist_loop_invariant)
+def an_integer_invariant():
+    return _in_the_loop("add(k, 1)")  # (an int may overflow)
+
+
 # ---- the tests ----------------------------------------------------------------------------
 
 

@@ -135,9 +135,17 @@ class Context:
             self._recursive = recursive_graphs(self.mng)
         return graph in self._recursive
 
+    def same_loop(self, g, h):
+        """True if `g` and `h` are on one cycle of calls (each can call the other): the
+        graphs of one loop (its header, its body, its branches)."""
+        self.is_recursive(g)
+        loop = self._recursive.get(g)
+        return loop is not None and loop == self._recursive.get(h)
+
 
 def recursive_graphs(mng):
-    """Graphs on a cycle of the 'uses as a constant' relation (Tarjan's SCC)."""
+    """Graphs on a cycle of the 'uses as a constant' relation (Tarjan's SCC), each with
+    the number of its cycle: {graph: number}."""
     graphs = mng.graphs
     succ = {g: [h for h in mng.graphs_used(g)] for g in graphs}
     # a graph also "uses" what its nested graphs use
@@ -146,7 +154,7 @@ def recursive_graphs(mng):
         while p is not None:
             succ[p].extend(succ[g])
             p = mng.parent(p)
-    index, low, on_stack, stack, result = {}, {}, set(), [], set()
+    index, low, on_stack, stack, result = {}, {}, set(), [], {}
     counter = [0]
 
     for root in graphs:
@@ -186,7 +194,7 @@ def recursive_graphs(mng):
                     if h is g:
                         break
                 if len(comp) > 1 or g in succ.get(g, ()):
-                    result.update(comp)
+                    result.update((h, index[g]) for h in comp)
     return result
 
 

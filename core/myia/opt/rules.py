@@ -6,7 +6,7 @@ untyped graphs; every rule keeps the types of the nodes it makes.
 
 import numpy as np
 
-from ..abstract import AEnv
+from ..abstract import AEnv, ATuple
 from ..ad.reverse import J_graph, prim_fprop
 from ..ir import Apply, Constant, Graph, Parameter, clone_many, inline, manage
 from ..parser.parse import EFFECTS
@@ -786,6 +786,51 @@ def hoist_residual(node, ctx):
     return new
 
 
+#: operations that cannot fail on floats (and the making of arrays whose shapes
+#: inference checked): computing one where the loop's inputs are, once, instead of at
+#: each iteration changes only how often it runs
+_INVARIANT_OPS = {P.add, P.sub, P.mul, P.truediv, P.neg, P.sin, P.cos, P.tanh, P.exp,
+                  P.full, P.reshape, P.concatenate, P.make_tuple}
+
+
+@rule(on=_INVARIANT_OPS)
+def hoist_loop_invariant(node, ctx):
+    """in a loop, p(a, ...) -> p(a, ...) computed once, in the graph around the loop
+    whose values a, ... are (loop-invariant code motion: `np.array([10.0, 10.0 - w])`
+    in a `while` made once, not at every step)"""
+    g = node.graph
+    if node.inputs[0].__class__ is not Constant or node.inputs[0].value not in _INVARIANT_OPS \
+            or not _floats(node.abstract) or not ctx.knows(g) or not ctx.is_recursive(g):
+        return None
+    owner = None
+    for a in node.inputs[1:]:
+        if a.__class__ is Constant:
+            if isinstance(a.value, Graph):
+                return None
+            continue
+        if a.graph is g or (owner is not None and a.graph is not owner) \
+                or not _floats(a.abstract, ints=True):
+            return None
+        owner = a.graph
+    # (an owner in the same loop runs as often: nothing to gain, and a branch's value
+    # would run where the branch does not)
+    if owner is None or not ctx.knows(owner) or ctx.same_loop(g, owner):
+        return None
+    new = Apply(owner, list(node.inputs), node.loc, node.name)
+    new.abstract = node.abstract
+    return new
+
+
+def _floats(a, ints=False):
+    """A float number, an array of floats, or a tuple of them (`ints`: ints too)."""
+    if a is None:
+        return False
+    if a.__class__ is ATuple:
+        return all(_floats(e, ints) for e in a.elements)
+    dtype = getattr(a, "dtype", None)
+    return dtype in ("float64", "float32") or ints and dtype in ("int64", "bool")
+
+
 # ---- rule lists -------------------------------------------------------------------
 
 STRUCTURAL = [getitem_of_tuple, getitem_of_make_tuple, make_tuple_of_getitems, getitem_of_constant_tuple, setitem_of_make_tuple,
@@ -799,7 +844,7 @@ ALGEBRAIC = [guard_checked, constant_fold, multiply_by_one, add_zero, double_neg
              broadcast_outward]
 DERIVATIVE = [grad_seed_of_float, gadd_of_make_tuples,
               env_getitem_of_switch, gadd_to_add, unbroadcast_same_shape,
-              hoist_residual] + zeros.RULES
+              hoist_residual, hoist_loop_invariant] + zeros.RULES
 INLINE = [branches_to_select, inline_call, unroll_counted_loop]
 
 @rule(on=[P.stop_gradient])
