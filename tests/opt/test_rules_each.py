@@ -961,6 +961,28 @@ def subtract_a_broadcast():
     return b.graph, b(P.sub, b.y, bx, t=arr("float64", 2, 3))
 
 
+@fires(R.implicit_broadcast, "mul(s, y)", (1.5, np.arange(3.0)))
+def a_number_reshaped_times_an_array():
+    # the backward pass of np.sum(v * v) scales v by reshape(s, (1,)) * 2
+    b = Build(s=F64, y=arr("float64", 3))
+    rs = b(P.reshape, b.s, (1,), t=arr("float64", 1))
+    return b.graph, b(P.mul, rs, b.y, t=arr("float64", 3))
+
+
+@keeps(R.implicit_broadcast)
+def a_number_reshaped_to_more_than_one():
+    b = Build(s=arr("float64", 2), y=arr("float64", 2, 2))  # (not a number: a row)
+    rs = b(P.reshape, b.s, (1, 2), t=arr("float64", 1, 2))
+    return b.graph, b(P.mul, rs, b.y, t=arr("float64", 2, 2))
+
+
+@keeps(R.implicit_broadcast)
+def an_int_reshaped_times_a_float_array():
+    b = Build(s=I64, y=arr("float32", 3))  # int64[1] * f32[3] is f64[3], int * f32[3] f32
+    rs = b(P.reshape, b.s, (1,), t=arr("int64", 1))
+    return b.graph, b(P.mul, rs, b.y, t=arr("float64", 3))
+
+
 @keeps(R.implicit_broadcast)
 def broadcast_then_add_a_smaller_array():
     b = Build(x=arr("float64", 3), y=arr("float64", 3))  # x + y is f64[3], not f64[2,3]
@@ -973,6 +995,13 @@ def broadcast_then_scale():
     b = Build(x=arr("float64", 3))
     bx = b(P.broadcast_to, b.x, (2, 3), t=arr("float64", 2, 3))
     return b.graph, b(P.mul, bx, 2.0, t=arr("float64", 2, 3))
+
+
+@fires(R.broadcast_outward, "reshape(mul(s, 2), (1,))", (1.5,))
+def a_number_reshaped_then_scaled():
+    b = Build(s=F64)
+    rs = b(P.reshape, b.s, (1,), t=arr("float64", 1))
+    return b.graph, b(P.mul, rs, 2, t=arr("float64", 1))
 
 
 @keeps(R.broadcast_outward)

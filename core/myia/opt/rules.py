@@ -635,16 +635,30 @@ def reshape_to_same_shape(node, ctx):
     return None
 
 
+def _broadcast(node, dtype):
+    """Whether `node` only repeats a value of dtype `dtype`: broadcast_to(x, s), or a
+    number reshaped to a shape of ones (`reshape(s, (1,))`, which the backward pass of a
+    sum makes)."""
+    if calls(node, P.broadcast_to):
+        return True
+    if not calls(node, P.reshape) or not number_tuple(node.inputs[2]):
+        return False
+    x = node.inputs[1].abstract
+    return x is not None and getattr(x, "shape", ()) == () \
+        and getattr(x, "dtype", None) == dtype and all(d == 1 for d in node.inputs[2].value)
+
+
 @rule(on=lambda p: p.elementwise == 2)
 def implicit_broadcast(node, ctx):
     """broadcast_to(x, s) op y -> x op y, for an elementwise op, when the result has
-    shape s anyway"""
+    shape s anyway (and reshape(x, (1,)) op y -> x op y for a number x)"""
     fn = node.inputs[0]
     if isinstance(fn, Constant) and isinstance(fn.value, Primitive) \
             and fn.value.elementwise == 2 and node.abstract is not None:
         _, a, b = node.inputs
+        dtype = getattr(node.abstract, "dtype", None)
         for i, (this, other) in enumerate(((a, b), (b, a))):
-            if calls(this, P.broadcast_to) and same_type(other, node):
+            if _broadcast(this, dtype) and same_type(other, node):
                 inputs = list(node.inputs)
                 inputs[1 + i] = this.inputs[1]
                 new = Apply(node.graph, inputs, node.loc, node.name)
@@ -656,21 +670,23 @@ def implicit_broadcast(node, ctx):
 @rule(on=lambda p: p.elementwise == 2)
 def broadcast_outward(node, ctx):
     """broadcast_to(x, s) op c -> broadcast_to(x op c, s), for an elementwise op and a
-    scalar constant c, when x op c has x's dtype (an int array times 2.5 does not)"""
+    scalar constant c, when x op c has x's dtype (an int array times 2.5 does not); the
+    same for reshape(x, (1,)) of a number x"""
     fn = node.inputs[0]
     if isinstance(fn, Constant) and isinstance(fn.value, Primitive) \
             and fn.value.elementwise == 2 and node.abstract is not None:
         _, a, b = node.inputs
+        dtype = getattr(node.abstract, "dtype", 0)
         for i, (this, other) in enumerate(((a, b), (b, a))):
-            if calls(this, P.broadcast_to) and is_const(other) and np.ndim(other.value) == 0 \
+            if _broadcast(this, dtype) and is_const(other) and np.ndim(other.value) == 0 \
                     and this.inputs[1].abstract is not None \
-                    and getattr(this.inputs[1].abstract, "dtype", None) \
-                    == getattr(node.abstract, "dtype", 0):
+                    and getattr(this.inputs[1].abstract, "dtype", None) == dtype:
                 inputs = list(node.inputs)
                 inputs[1 + i] = this.inputs[1]
                 inner = Apply(node.graph, inputs, node.loc)
                 inner.abstract = this.inputs[1].abstract
-                new = node.graph.apply(P.broadcast_to, inner, this.inputs[2], loc=node.loc)
+                new = node.graph.apply(this.inputs[0].value, inner, this.inputs[2],
+                                       loc=node.loc)
                 new.abstract = node.abstract
                 return new
     return None
