@@ -168,6 +168,19 @@ def test_creation():
     assert_same(llvm(creation)(1.5), creation(1.5))
 
 
+def zero_d_constants(x):
+    # np.full((), 2.0) and np.array(3.0) fold into 0-d array constants
+    two = np.full((), 2.0)
+    return two * x, (np.array(3.0), two)
+
+
+def test_zero_d_array_constants():
+    # a 0-d constant was laid out as a 1-d array (np.ascontiguousarray makes it 1-d):
+    # the tuple holding it did not compile
+    assert_same(llvm(zero_d_constants)(1.5), myia.compile(zero_d_constants, backend="vm")(1.5))
+    assert_same(llvm(zero_d_constants)(1.5), zero_d_constants(1.5))
+
+
 # ---- gradients -------------------------------------------------------------------------------
 
 

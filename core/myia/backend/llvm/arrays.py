@@ -176,7 +176,7 @@ def size_of(b, shape):
 
 def array_constant(fl, value, t):
     """A constant array of the program: its data is used in place (kept alive)."""
-    arr = np.ascontiguousarray(value)
+    arr = np.asarray(value, order="C")  # (ascontiguousarray makes a 0-d array 1-d)
     L = fl.L
     name = L.engine.data_symbol(arr)
     g = declare_global(fl.module, name, I8)
