@@ -762,6 +762,22 @@ def env_getitem_of_switch(node, ctx):
     return None
 
 
+def _owner_of_inputs(node, constant_ok, input_ok):
+    """The one other graph whose nodes are all the inputs of `node` but its constants
+    (each accepted by `constant_ok`), each accepted by `input_ok`; else None."""
+    owner = None
+    for a in node.inputs[1:]:
+        if a.__class__ is Constant:
+            if not constant_ok(a):
+                return None
+            continue
+        if a.graph is node.graph or (owner is not None and a.graph is not owner) \
+                or not input_ok(a):
+            return None
+        owner = a.graph
+    return owner
+
+
 #: cheap scalar operations that cannot fail, worth computing in the forward pass
 _RESIDUAL_OPS = {P.sin, P.cos, P.exp, P.tanh, P.neg, P.add, P.sub, P.mul}
 
@@ -778,13 +794,7 @@ def hoist_residual(node, ctx):
     if not (isinstance(fn, Constant) and isinstance(fn.value, Primitive)
             and fn.value in _RESIDUAL_OPS):
         return None
-    owner = None
-    for a in node.inputs[1:]:
-        if is_const(a):
-            continue
-        if isinstance(a, Constant) or a.graph is g or (owner is not None and a.graph is not owner):
-            return None
-        owner = a.graph
+    owner = _owner_of_inputs(node, is_const, lambda a: True)
     if owner is None:
         return None
     if ctx.knows(g):
@@ -818,16 +828,8 @@ def hoist_loop_invariant(node, ctx):
     if node.inputs[0].__class__ is not Constant or node.inputs[0].value not in _INVARIANT_OPS \
             or not _floats(node.abstract) or not ctx.knows(g) or not ctx.is_recursive(g):
         return None
-    owner = None
-    for a in node.inputs[1:]:
-        if a.__class__ is Constant:
-            if isinstance(a.value, Graph):
-                return None
-            continue
-        if a.graph is g or (owner is not None and a.graph is not owner) \
-                or not _floats(a.abstract, ints=True):
-            return None
-        owner = a.graph
+    owner = _owner_of_inputs(node, lambda c: not isinstance(c.value, Graph),
+                             lambda a: _floats(a.abstract, ints=True))
     # (an owner in the same loop runs as often: nothing to gain, and a branch's value
     # would run where the branch does not)
     if owner is None or not ctx.knows(owner) or ctx.same_loop(g, owner):
